@@ -1,0 +1,54 @@
+# mcptray: `make run` starts the app, `make test` runs every check.
+# Both install what is missing first (Debian packages, npm test servers).
+
+SHELL      := /bin/bash
+GO         ?= go
+BIN        := bin/mcptray
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS    := -X mcptray/app.Version=$(VERSION)
+export CGO_ENABLED := 1
+export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
+
+.PHONY: run build test lint bench fuzz deps-build deps-test deps-npm clean
+
+run: deps-build build
+	./$(BIN)
+
+build: deps-build
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+test: deps-test deps-npm
+	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	@echo "== go vet"; $(GO) vet ./...
+	@echo "== go test -race"
+	@# GUI tests need a display and a D-Bus session bus (the tray is a D-Bus
+	@# StatusNotifierItem): run the tests inside both (installed by deps-test).
+	$(eval HEADLESS := $(shell command -v xvfb-run >/dev/null && command -v dbus-run-session >/dev/null && echo 'xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --'))
+	$(HEADLESS) $(GO) test -race -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+FUZZTIME ?= 30s
+fuzz:
+	@echo "== fuzz ($(FUZZTIME) each)"
+	$(GO) test ./registry -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+bench: deps-test deps-npm build
+	./packaging/bench.sh
+
+deps-build:
+	@./packaging/ensure-deps.sh build
+
+deps-test:
+	@./packaging/ensure-deps.sh test
+
+deps-npm:
+	@./packaging/ensure-deps.sh npm
+
+clean:
+	rm -rf bin .testservers

@@ -1,0 +1,231 @@
+// Package app is what a person touches: the command-line commands and the
+// desktop GUI (tray menu and windows) over the supervisor's engine. Only app
+// and assets import Fyne.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+)
+
+// Version is mcptray's version, set at build time with
+// -ldflags "-X mcptray/app.Version=…".
+var Version = "0.1.0-dev"
+
+// Env is what a command runs with: its streams and how to find itself.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Stdin          io.Reader
+	// Exe is the path of the running mcptray binary (used for the demo server
+	// in a first-run config).
+	Exe string
+	// Getenv reads mcptray's environment.
+	LookupEnv func(string) (string, bool)
+}
+
+// command is one subcommand. Subcommands with children (config ...) set
+// children instead of run.
+type command struct {
+	name     string
+	args     string // argument synopsis after the flags, e.g. "[NAME...]"
+	summary  string
+	help     string // longer text shown by --help
+	flags    func(fs *flag.FlagSet) func(ctx context.Context, env *Env, args []string) error
+	children []*command
+	hidden   bool
+}
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+// ExitError carries an exit code to Main without printing anything more.
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+// UsageError is bad command-line input: printed with usage, exit 2.
+type UsageError struct{ Msg string }
+
+func (e UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error { return UsageError{fmt.Sprintf(format, args...)} }
+
+// Main runs mcptray with args (without the program name) and returns the exit
+// code: 0 success, 1 failure, 2 usage or config errors.
+func Main(args []string, env *Env) int {
+	if env.LookupEnv == nil {
+		env.LookupEnv = os.LookupEnv
+	}
+	if env.Exe == "" {
+		env.Exe, _ = os.Executable()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, env)
+}
+
+func run(ctx context.Context, args []string, env *Env) int {
+	if len(args) == 0 {
+		if guiMain != nil {
+			return guiMain(ctx, env)
+		}
+		printUsage(env.Stdout, nil, commands)
+		return 0
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 {
+			return run(ctx, append(args[1:], "--help"), env)
+		}
+		printUsage(env.Stdout, nil, commands)
+		return 0
+	case "-v", "--version":
+		args = []string{"version"}
+	}
+	return dispatch(ctx, nil, commands, args, env)
+}
+
+// guiMain starts the desktop app; nil in builds without the GUI.
+var guiMain func(ctx context.Context, env *Env) int
+
+func dispatch(ctx context.Context, parents []string, list []*command, args []string, env *Env) int {
+	var c *command
+	for _, cand := range list {
+		if cand.name == args[0] {
+			c = cand
+		}
+	}
+	if c == nil {
+		fmt.Fprintf(env.Stderr, "mcptray: unknown command %q\n\n", strings.Join(append(slices.Clone(parents), args[0]), " "))
+		printUsage(env.Stderr, parents, list)
+		return 2
+	}
+	path := append(slices.Clone(parents), c.name)
+	if c.children != nil {
+		if len(args) < 2 || args[1] == "-h" || args[1] == "--help" || args[1] == "help" {
+			w := env.Stdout
+			code := 0
+			if len(args) < 2 {
+				w, code = env.Stderr, 2
+				fmt.Fprintf(w, "mcptray %s: which one?\n\n", strings.Join(path, " "))
+			}
+			printUsage(w, path, c.children)
+			return code
+		}
+		return dispatch(ctx, path, c.children, args[1:], env)
+	}
+	fs := flag.NewFlagSet("mcptray "+strings.Join(path, " "), flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	runFn := c.flags(fs)
+	printHelp := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: mcptray %s", strings.Join(path, " "))
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(w, " [flags]")
+		}
+		if c.args != "" {
+			fmt.Fprint(w, " "+c.args)
+		}
+		fmt.Fprintf(w, "\n\n%s\n", c.summary)
+		if c.help != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
+		}
+		if hasFlags {
+			fmt.Fprintln(w, "\nFlags:")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
+	}
+	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(env.Stdout)
+			return 0
+		}
+		fmt.Fprintf(env.Stderr, "mcptray %s: %v\n\n", strings.Join(path, " "), err)
+		printHelp(env.Stderr)
+		return 2
+	}
+	err := runFn(ctx, env, fs.Args())
+	var ue UsageError
+	var ee ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "mcptray %s: %s\n\n", strings.Join(path, " "), ue.Msg)
+		printHelp(env.Stderr)
+		return 2
+	default:
+		fmt.Fprintf(env.Stderr, "mcptray %s: %v\n", strings.Join(path, " "), err)
+		var ce configError
+		if errors.As(err, &ce) {
+			return 2
+		}
+		return 1
+	}
+}
+
+// interleave lets flags follow positional arguments ("check demo --json"),
+// which the flag package alone stops at. "--" ends flag parsing.
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return append(append(flags, "--"), pos...)
+}
+
+func printUsage(w io.Writer, parents []string, list []*command) {
+	if len(parents) == 0 {
+		fmt.Fprintf(w, "mcptray %s: run and check MCP servers on this machine.\n\n", Version)
+		fmt.Fprintln(w, "Usage: mcptray [command] [flags]")
+		fmt.Fprintln(w, "With no command, mcptray starts the desktop app.")
+	} else {
+		fmt.Fprintf(w, "Usage: mcptray %s <command> [flags]\n", strings.Join(parents, " "))
+	}
+	fmt.Fprintln(w, "\nCommands:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range list {
+		if !c.hidden {
+			fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nRun 'mcptray %s --help' for a command's flags.\n", strings.Join(append(slices.Clone(parents), "COMMAND"), " "))
+}

@@ -1,0 +1,322 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"mcptray/registry"
+)
+
+// configError is a config that cannot be used at all (missing explicit file,
+// syntax error): exit code 2.
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
+
+// configFlag adds --config to a command.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "the servers.toml to use (default: $MCPTRAY_CONFIG, else the user config folder)")
+}
+
+// loadConfig finds and loads the config, writing the default one on first
+// run. Warnings and per-server errors are printed to stderr unless quiet; the
+// config is returned even when some servers are invalid.
+func loadConfig(env *Env, flagPath string, quiet bool) (*registry.Config, error) {
+	loc, err := registry.Locate(flagPath)
+	if err != nil {
+		return nil, configError{err}
+	}
+	cfg, created, err := registry.Open(loc, env.Exe)
+	if err != nil {
+		return nil, configError{err}
+	}
+	if created {
+		fmt.Fprintf(env.Stderr, "mcptray: wrote a default config with the built-in demo server to %s\n", loc.Path)
+	}
+	if !quiet {
+		for _, d := range cfg.Diagnostics {
+			fmt.Fprintln(env.Stderr, d.String())
+		}
+	}
+	return cfg, nil
+}
+
+// selectServers picks the named servers (all when names is empty), in file
+// order; an unknown name is a usage error.
+func selectServers(cfg *registry.Config, names []string) ([]*registry.Server, error) {
+	if len(names) == 0 {
+		return cfg.Servers, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		if cfg.Server(n) == nil {
+			var known []string
+			for _, s := range cfg.Servers {
+				known = append(known, s.Name)
+			}
+			return nil, usagef("no server named %q in %s (it has: %s)", n, cfg.Path, strings.Join(known, ", "))
+		}
+		want[n] = true
+	}
+	var out []*registry.Server
+	for _, s := range cfg.Servers {
+		if want[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func init() {
+	register(&command{
+		name:    "config",
+		summary: "show, check and list the servers.toml config",
+		children: []*command{
+			{name: "path", summary: "print the config file's path", flags: cmdConfigPath},
+			{name: "validate", summary: "check the config; print every error and warning with its position", flags: cmdConfigValidate,
+				help: "Exit status: 0 when the config has no errors (warnings allowed), 1 when it has errors, 2 when it cannot be read."},
+			{name: "list", summary: "list the configured servers in file order", flags: cmdConfigList},
+		},
+	})
+}
+
+func cmdConfigPath(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+	cfgPath := configFlag(fs)
+	return func(_ context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("takes no arguments")
+		}
+		loc, err := registry.Locate(*cfgPath)
+		if err != nil {
+			return configError{err}
+		}
+		fmt.Fprintln(env.Stdout, loc.Path)
+		return nil
+	}
+}
+
+func cmdConfigValidate(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+	cfgPath := configFlag(fs)
+	asJSON := fs.Bool("json", false, "print the diagnostics as JSON")
+	return func(_ context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("takes no arguments")
+		}
+		cfg, err := loadConfig(env, *cfgPath, true)
+		var diags []registry.Diagnostic
+		var se *registry.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			diags = []registry.Diagnostic{se.Diagnostic}
+		case err != nil:
+			return err
+		default:
+			diags = append(cfg.Diagnostics, unsetVarDiagnostics(cfg, env.LookupEnv)...)
+		}
+		errs := 0
+		for _, d := range diags {
+			if d.Severity == registry.SeverityError {
+				errs++
+			}
+		}
+		if *asJSON {
+			out := struct {
+				File        string                `json:"file"`
+				Valid       bool                  `json:"valid"`
+				Servers     int                   `json:"servers"`
+				Diagnostics []registry.Diagnostic `json:"diagnostics"`
+			}{File: configPathOf(cfg, *cfgPath), Valid: errs == 0, Diagnostics: diags}
+			if out.Diagnostics == nil {
+				out.Diagnostics = []registry.Diagnostic{}
+			}
+			if cfg != nil {
+				out.Servers = len(cfg.Servers)
+			}
+			writeJSON(env.Stdout, out)
+		} else {
+			for _, d := range diags {
+				fmt.Fprintln(env.Stdout, d.Long())
+			}
+			switch {
+			case errs > 0:
+				fmt.Fprintf(env.Stdout, "%d error(s), %d warning(s)\n", errs, len(diags)-errs)
+			default:
+				fmt.Fprintf(env.Stdout, "%s: ok, %d server(s), %d warning(s)\n", cfg.Path, len(cfg.Servers), len(diags))
+			}
+		}
+		if errs > 0 {
+			return ExitError{1}
+		}
+		return nil
+	}
+}
+
+func configPathOf(cfg *registry.Config, flagPath string) string {
+	if cfg != nil {
+		return cfg.Path
+	}
+	loc, _ := registry.Locate(flagPath)
+	return loc.Path
+}
+
+// unsetVarDiagnostics reports ${env:VAR} references to variables not set in
+// mcptray's environment: those servers would fail to start.
+func unsetVarDiagnostics(cfg *registry.Config, lookup registry.LookupFunc) []registry.Diagnostic {
+	var out []registry.Diagnostic
+	for _, s := range cfg.Servers {
+		if !s.Valid() {
+			continue
+		}
+		if _, err := s.Expand(lookup); err != nil {
+			var uv *registry.UnsetVarError
+			if errors.As(err, &uv) {
+				out = append(out, registry.Diagnostic{Severity: registry.SeverityError, File: cfg.Path, Line: s.Line,
+					Server: s.Name, Field: "servers." + s.Name + "." + uv.Field, Message: uv.Error()})
+			}
+		}
+	}
+	return out
+}
+
+func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+	cfgPath := configFlag(fs)
+	asJSON := fs.Bool("json", false, "print the servers as JSON")
+	showSecrets := fs.Bool("show-secrets", false, "show env and header values instead of masking them")
+	return func(_ context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("takes no arguments")
+		}
+		cfg, err := loadConfig(env, *cfgPath, false)
+		if err != nil {
+			return err
+		}
+		type entry struct {
+			Name        string            `json:"name"`
+			Kind        string            `json:"kind"`
+			Transport   string            `json:"transport"`
+			Command     string            `json:"command,omitempty"`
+			Args        []string          `json:"args,omitempty"`
+			Env         map[string]string `json:"env,omitempty"`
+			Cwd         string            `json:"cwd,omitempty"`
+			URL         string            `json:"url,omitempty"`
+			Headers     map[string]string `json:"headers,omitempty"`
+			Autostart   bool              `json:"autostart"`
+			Restart     string            `json:"restart"`
+			Disabled    bool              `json:"disabled"`
+			Description string            `json:"description,omitempty"`
+			Valid       bool              `json:"valid"`
+			Error       string            `json:"error,omitempty"`
+		}
+		entries := []entry{}
+		for _, s := range cfg.Servers {
+			e := entry{Name: s.Name, Kind: "stdio", Transport: string(s.Transport()), Command: s.Command, Args: s.Args,
+				Env: maskValues(s.Env, *showSecrets), Cwd: s.Cwd, URL: s.URL, Headers: maskValues(s.Headers, *showSecrets),
+				Autostart: s.Autostart, Restart: string(s.RestartPolicy()), Disabled: s.Disabled,
+				Description: s.Description, Valid: s.Valid()}
+			if s.IsRemote() {
+				e.Kind = "remote"
+			}
+			if s.Invalid != nil {
+				e.Error = s.Invalid.Error()
+			}
+			entries = append(entries, e)
+		}
+		if *asJSON {
+			writeJSON(env.Stdout, entries)
+			return nil
+		}
+		if len(entries) == 0 {
+			fmt.Fprintf(env.Stdout, "no servers in %s\n", cfg.Path)
+			return nil
+		}
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tKIND\tCOMMAND / URL\tSTATUS")
+		for i, e := range entries {
+			target := e.URL + " (" + e.Transport + ")"
+			if e.Kind == "stdio" {
+				target = shellJoin(append([]string{e.Command}, e.Args...))
+			}
+			if len(e.Env) > 0 {
+				target = envPrefix(e.Env) + target
+			}
+			if len(e.Headers) > 0 {
+				target += " " + headerList(e.Headers)
+			}
+			status := "ok"
+			switch {
+			case !e.Valid:
+				status = "invalid: " + cfg.Servers[i].Invalid.Error()
+			case e.Disabled:
+				status = "disabled"
+			case !e.Autostart:
+				status = "ok (manual start)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.Kind, target, status)
+		}
+		return tw.Flush()
+	}
+}
+
+// Masked is what a secret value shows as.
+const Masked = "••••••"
+
+// maskValues hides values unless show is set. A value that is only a
+// ${env:VAR} reference is not a secret and stays visible.
+func maskValues(m map[string]string, show bool) map[string]string {
+	if m == nil || show {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = MaskSecret(v)
+	}
+	return out
+}
+
+// MaskSecret hides a literal secret but keeps ${env:VAR} references visible
+// ("Bearer ${env:TOKEN}" stays; "Bearer abc123" becomes "Bearer ••••••").
+func MaskSecret(v string) string {
+	if v == "" {
+		return v
+	}
+	if registry.HasEnvRef(v) {
+		rest := registry.ReplaceEnvRefs(v, func(string) string { return "" })
+		if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "Bearer")) == "" {
+			return v
+		}
+	}
+	if scheme, _, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") || strings.EqualFold(scheme, "Token")) {
+		return scheme + " " + Masked
+	}
+	return Masked
+}
+
+func envPrefix(env map[string]string) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(env) {
+		b.WriteString(k + "=" + shellQuote(env[k]) + " ")
+	}
+	return b.String()
+}
+
+func headerList(h map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(h) {
+		parts = append(parts, fmt.Sprintf("[%s: %s]", k, h[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"mcptray/demo"
+)
+
+func init() {
+	register(&command{name: "version", summary: "print mcptray's version", flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+		return func(_ context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("takes no arguments")
+			}
+			fmt.Fprintf(env.Stdout, "mcptray %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		}
+	}})
+	register(&command{
+		name:    "serve-demo",
+		summary: "run the built-in demo MCP server on stdin/stdout",
+		help: `The demo server is a small, real MCP server (tools echo, add, time; resource
+demo://readme; prompt greet). It answers both server/discover (2026-07-28)
+and initialize (2025-11-25 and older). It is what a first-run config runs.`,
+		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+			versions := fs.String("versions", "", "comma-separated protocol versions to offer (default: all)")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("takes no arguments")
+				}
+				var opts demo.Options
+				if *versions != "" {
+					opts.Versions = strings.Split(*versions, ",")
+				}
+				fmt.Fprintf(env.Stderr, "mcptray demo server %s ready on stdio\n", demo.Version)
+				err := demo.Serve(ctx, os.Stdin, os.Stdout, &opts)
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		},
+	})
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}

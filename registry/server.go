@@ -1,0 +1,159 @@
+// Package registry owns the user's configured MCP servers: the servers.toml
+// schema, loading with precise positions for every error, validation,
+// ${env:VAR} and ~ expansion, and atomic saving. It is the leaf of mcptray's
+// dependency graph: standard library plus a TOML parser, nothing else.
+package registry
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Transport names how mcptray talks to a server.
+type Transport string
+
+const (
+	TransportStdio Transport = "stdio" // a local process, JSON-RPC over stdin/stdout
+	TransportHTTP  Transport = "http"  // Streamable HTTP
+	TransportSSE   Transport = "sse"   // deprecated HTTP+SSE (2024-11-05)
+)
+
+// RestartPolicy says when the supervisor restarts a process that exited.
+type RestartPolicy string
+
+const (
+	RestartOnFailure RestartPolicy = "on-failure" // the default
+	RestartAlways    RestartPolicy = "always"
+	RestartNever     RestartPolicy = "never"
+)
+
+// Server is one [servers.NAME] entry. Fields hold the text as written in the
+// file: ${env:VAR} references and ~ are expanded only by [Server.Expand], at
+// start or connect time, so secrets stay references until they are needed.
+type Server struct {
+	Name string
+
+	// A stdio server.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// A remote server.
+	URL string
+	// TransportName is the `transport` key as written ("" when absent);
+	// [Server.Transport] gives the effective value.
+	TransportName Transport
+	Headers       map[string]string
+
+	// Either kind.
+	Autostart   bool // default true
+	Restart     RestartPolicy
+	Disabled    bool
+	Description string
+
+	// Line is the line of the [servers.NAME] header in the file (0 when the
+	// server did not come from a file).
+	Line int
+	// Invalid holds why this entry cannot run; nil for a valid entry. A bad
+	// entry is kept (so it can be shown and fixed) but never started.
+	Invalid error
+}
+
+// IsRemote reports whether the server is reached over the network.
+func (s *Server) IsRemote() bool { return s.URL != "" && s.Command == "" }
+
+// Transport is the effective transport: stdio for a command, http for a url
+// unless the file says sse.
+func (s *Server) Transport() Transport {
+	switch {
+	case s.Command != "":
+		return TransportStdio
+	case s.TransportName != "":
+		return s.TransportName
+	default:
+		return TransportHTTP
+	}
+}
+
+// RestartPolicy is the effective restart policy.
+func (s *Server) RestartPolicy() RestartPolicy {
+	if s.Restart == "" {
+		return RestartOnFailure
+	}
+	return s.Restart
+}
+
+// Valid reports whether the entry can be started.
+func (s *Server) Valid() bool { return s.Invalid == nil }
+
+// Equal reports whether two entries describe the same server, field by field
+// (ignoring its position in the file). The supervisor restarts a server on
+// reload only when this is false.
+func (s *Server) Equal(o *Server) bool {
+	return s.Name == o.Name && s.Command == o.Command && slices.Equal(s.Args, o.Args) &&
+		maps.Equal(s.Env, o.Env) && s.Cwd == o.Cwd && s.URL == o.URL &&
+		s.TransportName == o.TransportName && maps.Equal(s.Headers, o.Headers) &&
+		s.Autostart == o.Autostart && s.Restart == o.Restart && s.Disabled == o.Disabled &&
+		s.Description == o.Description && errString(s.Invalid) == errString(o.Invalid)
+}
+
+// Clone returns a deep copy.
+func (s *Server) Clone() *Server {
+	c := *s
+	c.Args = slices.Clone(s.Args)
+	c.Env = maps.Clone(s.Env)
+	c.Headers = maps.Clone(s.Headers)
+	return &c
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// NamePattern is the rule for a server's name.
+var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Settings is the [settings] table. Zero fields mean "use the default"; call
+// [Settings.WithDefaults] to fill them.
+type Settings struct {
+	ProbeInterval  time.Duration
+	ProbeTimeout   time.Duration
+	StartupTimeout time.Duration
+	LogLimitBytes  int64 // stderr ring cap in bytes
+	LogLimitLines  int   // stderr ring cap in lines
+}
+
+// Defaults for [Settings].
+const (
+	DefaultProbeInterval  = 30 * time.Second
+	DefaultProbeTimeout   = 10 * time.Second
+	DefaultStartupTimeout = 60 * time.Second
+	DefaultLogLimitBytes  = 2 << 20
+	DefaultLogLimitLines  = 10000
+)
+
+// WithDefaults returns s with every zero field set to its default.
+func (s Settings) WithDefaults() Settings {
+	if s.ProbeInterval <= 0 {
+		s.ProbeInterval = DefaultProbeInterval
+	}
+	if s.ProbeTimeout <= 0 {
+		s.ProbeTimeout = DefaultProbeTimeout
+	}
+	if s.StartupTimeout <= 0 {
+		s.StartupTimeout = DefaultStartupTimeout
+	}
+	if s.LogLimitBytes <= 0 {
+		s.LogLimitBytes = DefaultLogLimitBytes
+	}
+	if s.LogLimitLines <= 0 {
+		s.LogLimitLines = DefaultLogLimitLines
+	}
+	return s
+}
