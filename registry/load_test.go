@@ -1,0 +1,236 @@
+package registry
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(t *testing.T, src string) *Config {
+	t.Helper()
+	cfg, err := Parse("servers.toml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return cfg
+}
+
+func TestParseFullExample(t *testing.T) {
+	cfg := parse(t, `
+[settings]
+probe_interval  = "15s"
+probe_timeout   = "5s"
+startup_timeout = "1m"
+log_limit = "1MiB"
+log_lines = 500
+
+[servers.fs]
+command = "npx"
+args    = ["-y", "@modelcontextprotocol/server-filesystem", "~/docs"]
+env     = { LOG_LEVEL = "debug", GITHUB_TOKEN = "${env:GITHUB_TOKEN}", PORT = 3000 }
+cwd     = "~/projects"
+autostart = false
+restart = "always"
+description = "files"
+
+[servers.remote]
+url       = "https://example.com/mcp"
+transport = "sse"
+headers   = { Authorization = "Bearer ${env:EXAMPLE_TOKEN}" }
+disabled  = true
+restart   = "never"
+
+[servers.plain]
+url = "http://localhost:3001/mcp"
+`)
+	if len(cfg.Diagnostics) != 0 {
+		t.Fatalf("unexpected diagnostics: %v", cfg.Diagnostics)
+	}
+	want := Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 5 * time.Second, StartupTimeout: time.Minute, LogLimitBytes: 1 << 20, LogLimitLines: 500}
+	if cfg.Settings != want {
+		t.Errorf("settings = %+v, want %+v", cfg.Settings, want)
+	}
+	var names []string
+	for _, s := range cfg.Servers {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, ","); got != "fs,remote,plain" {
+		t.Errorf("order = %s", got)
+	}
+	fs := cfg.Server("fs")
+	if fs.Transport() != TransportStdio || fs.Autostart || fs.RestartPolicy() != RestartAlways || fs.Env["PORT"] != "3000" || fs.Cwd != "~/projects" || fs.Line != 9 {
+		t.Errorf("fs = %+v", fs)
+	}
+	r := cfg.Server("remote")
+	if !r.IsRemote() || r.Transport() != TransportSSE || !r.Disabled || r.Headers["Authorization"] != "Bearer ${env:EXAMPLE_TOKEN}" || !r.Autostart {
+		t.Errorf("remote = %+v", r)
+	}
+	if p := cfg.Server("plain"); p.Transport() != TransportHTTP || p.RestartPolicy() != RestartOnFailure {
+		t.Errorf("plain = %+v", p)
+	}
+}
+
+func TestParseOrderFollowsFile(t *testing.T) {
+	cfg := parse(t, "[servers.zeta]\ncommand='a'\n[servers.alpha]\ncommand='b'\n[servers.mid]\ncommand='c'\n")
+	var names []string
+	for _, s := range cfg.Servers {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, ","); got != "zeta,alpha,mid" {
+		t.Errorf("order = %s", got)
+	}
+}
+
+// Every class of config error: what is reported, where, and that the other
+// servers still load.
+func TestParseErrors(t *testing.T) {
+	const good = "\n[servers.good]\ncommand = \"ok\"\n"
+	tests := []struct {
+		name     string
+		src      string
+		severity Severity
+		line     int
+		col      int
+		contains string
+		invalid  string // server marked invalid ("" = none)
+	}{
+		{"both command and url", "[servers.github]\ncommand = \"x\"\nurl = \"https://e.com/mcp\"\n" + good,
+			SeverityError, 1, 1, "servers.github: set either command or url, not both", "github"},
+		{"neither", "[servers.empty]\ndescription = \"nothing\"\n" + good,
+			SeverityError, 1, 1, "servers.empty: set command (a local stdio server) or url", "empty"},
+		{"bad name", "[servers.\"bad name!\"]\ncommand = \"x\"\n" + good,
+			SeverityError, 1, 1, "name must be 1-64 letters, digits", "bad name!"},
+		{"name too long", "[servers." + strings.Repeat("a", 65) + "]\ncommand = \"x\"\n" + good,
+			SeverityError, 1, 1, "name must be 1-64", strings.Repeat("a", 65)},
+		{"bad duration", "[settings]\nprobe_interval = \"soon\"\n" + good,
+			SeverityError, 2, 1, `settings.probe_interval: "soon" is not a positive duration`, ""},
+		{"duration not a string", "[settings]\nprobe_timeout = 10\n" + good,
+			SeverityError, 2, 1, "settings.probe_timeout: must be a duration string", ""},
+		{"bad transport", "[servers.r]\nurl = \"https://e.com/mcp\"\n  transport = \"websocket\"\n" + good,
+			SeverityError, 3, 3, `servers.r.transport: must be "http" (Streamable HTTP) or "sse"`, "r"},
+		{"transport on a command", "[servers.c]\ncommand = \"x\"\ntransport = \"sse\"\n" + good,
+			SeverityError, 3, 1, "a command always runs over stdio", "c"},
+		{"bad restart", "[servers.r]\ncommand = \"x\"\nrestart = \"sometimes\"\n" + good,
+			SeverityError, 3, 1, `servers.r.restart: must be "on-failure", "always" or "never", not "sometimes"`, "r"},
+		{"bad url scheme", "[servers.r]\nurl = \"ftp://e.com\"\n" + good,
+			SeverityError, 2, 1, "must start with http:// or https://", "r"},
+		{"url without host", "[servers.r]\nurl = \"https://\"\n" + good,
+			SeverityError, 2, 1, "has no host", "r"},
+		{"empty command", "[servers.r]\ncommand = \"  \"\n" + good,
+			SeverityError, 2, 1, "servers.r.command: must not be empty", "r"},
+		{"wrong type", "[servers.r]\ncommand = \"x\"\nargs = \"-y pkg\"\n" + good,
+			SeverityError, 1, 1, "servers.r: ", "r"},
+		{"env value not scalar", "[servers.r]\ncommand = \"x\"\nenv = { A = [1] }\n" + good,
+			SeverityError, 3, 9, "servers.r.env.A: must be a string", "r"},
+		{"unknown server key", "[servers.r]\ncommand = \"x\"\ncomand = \"y\"\n" + good,
+			SeverityWarning, 3, 1, `unknown key "servers.r.comand"`, ""},
+		{"unknown top-level key", "colour = \"red\"\n" + good,
+			SeverityWarning, 1, 1, `unknown key "colour"`, ""},
+		{"unknown settings key", "[settings]\nprobe = \"1s\"\n" + good,
+			SeverityWarning, 2, 1, `unknown key "settings.probe"`, ""},
+		{"headers on stdio", "[servers.r]\ncommand = \"x\"\nheaders = { A = \"b\" }\n" + good,
+			SeverityWarning, 3, 1, "servers.r.headers: applies only to remote", ""},
+		{"bad log limit", "[settings]\nlog_limit = \"lots\"\n" + good,
+			SeverityError, 2, 1, `"lots" is not a size`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := parse(t, tt.src)
+			var found *Diagnostic
+			for i, d := range cfg.Diagnostics {
+				if strings.Contains(d.Message, tt.contains) {
+					found = &cfg.Diagnostics[i]
+				}
+			}
+			if found == nil {
+				t.Fatalf("no diagnostic containing %q in %v", tt.contains, cfg.Diagnostics)
+			}
+			if found.Severity != tt.severity || found.Line != tt.line || found.Col != tt.col {
+				t.Errorf("got %s %d:%d (%s), want %s %d:%d", found.Severity, found.Line, found.Col, found, tt.severity, tt.line, tt.col)
+			}
+			if found.File != "servers.toml" || found.Source == "" {
+				t.Errorf("diagnostic lacks file or source line: %+v", found)
+			}
+			if g := cfg.Server("good"); g == nil || !g.Valid() {
+				t.Errorf("the good server did not survive: %+v", g)
+			}
+			for _, s := range cfg.Servers {
+				if wantInvalid := s.Name == tt.invalid; wantInvalid != !s.Valid() {
+					t.Errorf("server %s: valid=%v, want invalid=%v (%v)", s.Name, s.Valid(), wantInvalid, s.Invalid)
+				}
+			}
+			if tt.severity == SeverityError && !cfg.HasErrors() {
+				t.Error("HasErrors = false")
+			}
+		})
+	}
+}
+
+func TestSyntaxErrorHasPosition(t *testing.T) {
+	src := "[servers.a]\ncommand = \"x\"\nargs = [\"-y\", \n\n[servers.b]\ncommand = \"y\"\n"
+	_, err := Parse("/tmp/servers.toml", []byte(src))
+	var se *SyntaxError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want *SyntaxError", err)
+	}
+	if se.Line == 0 || se.Col == 0 || se.Source == "" {
+		t.Errorf("syntax error lacks a position: %+v", se.Diagnostic)
+	}
+	if !strings.HasPrefix(se.Error(), "/tmp/servers.toml:") {
+		t.Errorf("message does not start with FILE:LINE:COL: %q", se.Error())
+	}
+
+	_, err = Parse("f.toml", []byte("[servers.a]\ncommand = \"unterminated\n"))
+	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(se.Long(), "command = \"unterminated") {
+		t.Errorf("unterminated string: %v", err)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	env := map[string]string{"TOKEN": "s3cret", "HOST": "example.com"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	s := &Server{Name: "x", Command: "~/bin/srv", Args: []string{"--dir", "~/docs", "--token=${env:TOKEN}"}, Cwd: "~",
+		Env: map[string]string{"A": "${env:TOKEN}-${env:HOST}", "B": "plain"}}
+	out, err := s.Expand(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Command != filepath.Join(home, "bin/srv") || out.Args[1] != filepath.Join(home, "docs") || out.Args[2] != "--token=s3cret" || out.Cwd != home {
+		t.Errorf("expanded = %+v", out)
+	}
+	if out.Env["A"] != "s3cret-example.com" || out.Env["B"] != "plain" {
+		t.Errorf("env = %v", out.Env)
+	}
+	if s.Args[2] != "--token=${env:TOKEN}" || s.Env["A"] != "${env:TOKEN}-${env:HOST}" {
+		t.Error("Expand changed the original")
+	}
+
+	r := &Server{Name: "gh", URL: "https://${env:HOST}/mcp", Headers: map[string]string{"Authorization": "Bearer ${env:MISSING}"}}
+	_, err = r.Expand(lookup)
+	var uv *UnsetVarError
+	if !errors.As(err, &uv) || uv.Var != "MISSING" || uv.Field != "headers.Authorization" || uv.Server != "gh" {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "MISSING is not set") {
+		t.Errorf("message = %q", err)
+	}
+	// An empty value is set: not an error.
+	env["MISSING"] = ""
+	if _, err := r.Expand(lookup); err != nil {
+		t.Errorf("empty but set variable: %v", err)
+	}
+}
+
+func TestEnvRefHelpers(t *testing.T) {
+	s := "Bearer ${env:A} and ${env:B_2} but not ${A} or ${env:}"
+	if got := strings.Join(EnvRefs(s), ","); got != "A,B_2" {
+		t.Errorf("EnvRefs = %s", got)
+	}
+	if got := ReplaceEnvRefs(s, func(n string) string { return "${" + n + "}" }); got != "Bearer ${A} and ${B_2} but not ${A} or ${env:}" {
+		t.Errorf("ReplaceEnvRefs = %s", got)
+	}
+}

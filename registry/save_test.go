@@ -1,0 +1,251 @@
+package registry
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	// Re-executed as an unprivileged user to save into a read-only folder
+	// (root ignores folder permissions).
+	if path := os.Getenv("REGISTRY_TEST_SAVE"); path != "" {
+		cfg, err := Load(path)
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(3)
+		}
+		cfg.Servers[0].Description = "changed"
+		if err := Save(cfg); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func fullConfig(path string) *Config {
+	return &Config{
+		Path: path,
+		Settings: Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 1500 * time.Millisecond,
+			StartupTimeout: 2 * time.Minute, LogLimitBytes: 4096, LogLimitLines: 100},
+		Servers: []*Server{
+			{Name: "zz-first", Command: `C:\Program Files\node\npx.cmd`, Args: []string{"-y", "pkg@1.0", `quote " and \ back`, "tab\there", "line\nbreak", "ünïcödé"},
+				Env: map[string]string{"TOKEN": "${env:GH_TOKEN}", "weird key": "v", "EMPTY": ""}, Cwd: "~/work",
+				Autostart: false, Restart: RestartAlways, Description: "the \"first\" one"},
+			{Name: "remote_1", URL: "https://example.com/mcp?x=1&y=2", TransportName: TransportSSE,
+				Headers: map[string]string{"Authorization": "Bearer ${env:T}", "X-Api-Key": "literal"},
+				Autostart: true, Restart: RestartNever, Disabled: true},
+			{Name: "a", URL: "http://127.0.0.1:3001/mcp", Autostart: true},
+		},
+	}
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	want := fullConfig(path)
+	if err := Save(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Diagnostics) != 0 {
+		t.Fatalf("diagnostics after save: %v\n%s", got.Diagnostics, Encode(want))
+	}
+	if got.Settings != want.Settings {
+		t.Errorf("settings: got %+v want %+v", got.Settings, want.Settings)
+	}
+	if len(got.Servers) != len(want.Servers) {
+		t.Fatalf("got %d servers", len(got.Servers))
+	}
+	for i := range want.Servers {
+		if !got.Servers[i].Equal(want.Servers[i]) {
+			t.Errorf("server %d:\n got %+v\nwant %+v", i, got.Servers[i], want.Servers[i])
+		}
+	}
+	// Saving what was loaded gives the same bytes.
+	if !bytes.Equal(Encode(got), Encode(want)) {
+		t.Error("second encode differs")
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestSaveKeepsBackup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	if err := os.WriteFile(path, []byte("# mine\n[servers.x]\ncommand = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := Load(path)
+	cfg.Servers[0].Args = []string{"new"}
+	if err := Save(cfg); err != nil {
+		t.Fatal(err)
+	}
+	bak, _ := os.ReadFile(path + ".bak")
+	if string(bak) != "# mine\n[servers.x]\ncommand = \"x\"\n" {
+		t.Errorf("backup = %q", bak)
+	}
+	if fi, _ := os.Stat(path + ".bak"); fi.Mode().Perm() != 0o600 {
+		t.Errorf("backup mode = %v", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temp file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestSaveNeverWidensMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, []byte("[servers.x]\ncommand = \"x\"\n"), 0o400)
+	cfg, _ := Load(path)
+	if err := Save(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o400 {
+		t.Errorf("mode = %v, want 0400 kept", fi.Mode().Perm())
+	}
+}
+
+// A save into a folder the user cannot write fails with a clear error and
+// leaves the old file as it was.
+func TestSaveReadOnlyFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(dir, 0o755)
+	path := filepath.Join(dir, "servers.toml")
+	orig := []byte("[servers.x]\ncommand = \"x\"\n")
+	os.WriteFile(path, orig, 0o644)
+	os.Chmod(dir, 0o555)
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+
+	var err error
+	if os.Getuid() == 0 {
+		// Root ignores folder permissions: save as an unprivileged user.
+		for p := dir; p != "/"; p = filepath.Dir(p) {
+			if fi, e := os.Stat(p); e == nil && fi.Mode().Perm()&0o005 != 0o005 {
+				os.Chmod(p, fi.Mode().Perm()|0o005)
+			}
+		}
+		exe := filepath.Join(filepath.Dir(dir), "registry.test")
+		if b, e := os.ReadFile(os.Args[0]); e != nil || os.WriteFile(exe, b, 0o755) != nil {
+			t.Fatalf("copy test binary: %v", e)
+		}
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), "REGISTRY_TEST_SAVE="+path)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if runErr := cmd.Run(); runErr != nil {
+			if ee, ok := runErr.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+				err = errors.New(stderr.String())
+			} else {
+				t.Fatalf("child: %v: %s", runErr, stderr.String())
+			}
+		}
+	} else {
+		cfg, _ := Load(path)
+		cfg.Servers[0].Description = "changed"
+		err = Save(cfg)
+	}
+	if err == nil {
+		t.Fatal("save into a read-only folder succeeded")
+	}
+	if !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), path) {
+		t.Errorf("error does not say what and where: %v", err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, orig) {
+		t.Errorf("old file changed: %q", got)
+	}
+}
+
+func TestOpenFirstRunAndExplicitPath(t *testing.T) {
+	dir := t.TempDir()
+	loc := Location{Path: filepath.Join(dir, "cfg", "mcptray", "servers.toml"), Source: "default"}
+	cfg, created, err := Open(loc, "/opt/mcptray/bin/mcptray")
+	if err != nil || !created {
+		t.Fatalf("Open default: created=%v err=%v", created, err)
+	}
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Name != "demo" || cfg.Servers[0].Command != "/opt/mcptray/bin/mcptray" ||
+		strings.Join(cfg.Servers[0].Args, " ") != "serve-demo" || len(cfg.Diagnostics) != 0 {
+		t.Fatalf("default config = %+v %v", cfg.Servers, cfg.Diagnostics)
+	}
+	if fi, _ := os.Stat(loc.Path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+	// The second open reads what is there.
+	os.WriteFile(loc.Path, []byte("[servers.mine]\ncommand = \"x\"\n"), 0o600)
+	cfg, created, _ = Open(loc, "/x")
+	if created || cfg.Servers[0].Name != "mine" {
+		t.Errorf("second open rewrote the file")
+	}
+
+	explicit := Location{Path: filepath.Join(dir, "nope.toml"), Explicit: true, Source: "--config"}
+	_, _, err = Open(explicit, "/x")
+	if !errors.Is(err, ErrNoConfig) || !strings.Contains(err.Error(), "nope.toml") {
+		t.Errorf("explicit missing: %v", err)
+	}
+	if _, e := os.Stat(explicit.Path); !os.IsNotExist(e) {
+		t.Error("an explicit missing path was created")
+	}
+}
+
+func TestLocate(t *testing.T) {
+	t.Setenv(EnvConfig, "")
+	loc, err := Locate("rel/servers.toml")
+	if err != nil || !loc.Explicit || !filepath.IsAbs(loc.Path) || loc.Source != "--config" {
+		t.Errorf("flag: %+v %v", loc, err)
+	}
+	t.Setenv(EnvConfig, "/etc/x.toml")
+	if loc, _ := Locate(""); loc.Path != "/etc/x.toml" || !loc.Explicit {
+		t.Errorf("env: %+v", loc)
+	}
+	t.Setenv(EnvConfig, "")
+	t.Setenv("XDG_CONFIG_HOME", "/xdg")
+	if loc, _ := Locate(""); loc.Path != "/xdg/mcptray/servers.toml" || loc.Explicit {
+		t.Errorf("default: %+v", loc)
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/fuzz/*.toml")
+	for _, s := range seeds {
+		b, _ := os.ReadFile(s)
+		f.Add(b)
+	}
+	f.Add(DefaultConfig("/usr/bin/mcptray"))
+	f.Add(Encode(fullConfig("x")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse("fuzz.toml", data)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("error is not a *SyntaxError: %v", err)
+			}
+			return
+		}
+		// What loads saves and loads again to the same servers.
+		again, err := Parse("again.toml", Encode(cfg))
+		if err != nil {
+			t.Fatalf("re-parse of encoded config: %v\n%s", err, Encode(cfg))
+		}
+		for _, s := range cfg.Servers {
+			if s.Valid() {
+				if g := again.Server(s.Name); g == nil || !g.Equal(s) {
+					t.Fatalf("server %q did not round-trip:\n%+v\n%+v", s.Name, s, g)
+				}
+			}
+		}
+	})
+}
