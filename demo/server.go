@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	_ "time/tzdata" // the time tool takes IANA zones on machines without a zone database
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
