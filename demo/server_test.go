@@ -47,9 +47,9 @@ func TestBothEras(t *testing.T) {
 		offer, want string
 		env         []string
 	}{
-		{"2026-07-28", "2026-07-28", nil},                                      // server/discover
-		{"2025-11-25", "2025-11-25", nil},                                      // initialize
-		{"2024-11-05", "2024-11-05", nil},                                      // oldest initialize
+		{"2026-07-28", "2026-07-28", nil},                                       // server/discover
+		{"2025-11-25", "2025-11-25", nil},                                       // initialize
+		{"2024-11-05", "2024-11-05", nil},                                       // oldest initialize
 		{"2026-07-28", "2025-06-18", []string{"DEMO_TEST_VERSIONS=2025-06-18"}}, // discover refused, initialize
 	} {
 		t.Run(tt.offer+"->"+tt.want, func(t *testing.T) {
