@@ -41,7 +41,7 @@ func fullConfig(path string) *Config {
 				Env: map[string]string{"TOKEN": "${env:GH_TOKEN}", "weird key": "v", "EMPTY": ""}, Cwd: "~/work",
 				Autostart: false, Restart: RestartAlways, Description: "the \"first\" one"},
 			{Name: "remote_1", URL: "https://example.com/mcp?x=1&y=2", TransportName: TransportSSE,
-				Headers: map[string]string{"Authorization": "Bearer ${env:T}", "X-Api-Key": "literal"},
+				Headers:   map[string]string{"Authorization": "Bearer ${env:T}", "X-Api-Key": "literal"},
 				Autostart: true, Restart: RestartNever, Disabled: true},
 			{Name: "a", URL: "http://127.0.0.1:3001/mcp", Autostart: true},
 		},
