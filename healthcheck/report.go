@@ -128,6 +128,12 @@ const (
 	CodeDeprecatedTransport Code = "deprecated-transport"
 	CodeInvalidConfig       Code = "invalid-config"
 	CodeCrashed             Code = "crashed"
+	// CodeConnectionFailed is a network failure that is neither a refused
+	// connection, a name lookup nor TLS (a reset, a timeout while dialling).
+	CodeConnectionFailed Code = "connection-failed"
+	// CodeHandshakeFailed means the server answered initialize (or
+	// server/discover) with an error that says nothing about the version.
+	CodeHandshakeFailed Code = "handshake-failed"
 )
 
 // Diagnosis is a failure explained: a stable code, a sentence a person can
@@ -137,7 +143,14 @@ type Diagnosis struct {
 	Message  string   `json:"message"`
 	Evidence []string `json:"evidence,omitempty"`
 	Fix      string   `json:"fix,omitempty"`
+
+	// Err is the underlying cause callers may branch on with errors.Is
+	// (for example ErrDiedDuringDiscover); it is never shown to a person.
+	Err error `json:"-"`
 }
+
+// Unwrap returns the underlying cause, if any.
+func (d *Diagnosis) Unwrap() error { return d.Err }
 
 func (d *Diagnosis) Error() string {
 	if len(d.Evidence) == 0 {
