@@ -92,6 +92,7 @@ type stdioWire struct {
 	capabilities   json.RawMessage // capabilities in the last handshake result, verbatim
 	probes         map[string]chan probeReply
 	ended          bool // stdout ended or the process exited
+	closed         bool // we closed the pipes: an end after that is ours
 	diedInDiscover bool
 }
 
@@ -145,6 +146,9 @@ func (w *stdioWire) writeRaw(p []byte) (int, error) {
 // supervisor owns it.
 func (w *stdioWire) Close() error {
 	w.closeOnce.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
 		w.pr.Close()
 		w.stdout.Close()
 		w.stdin.Close()
@@ -243,7 +247,7 @@ func (w *stdioWire) readLoop() {
 func (w *stdioWire) processEnded() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ended {
+	if w.ended || w.closed {
 		return
 	}
 	w.ended = true

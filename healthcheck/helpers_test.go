@@ -1,0 +1,313 @@
+package healthcheck
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mcptray/demo"
+	"mcptray/registry"
+)
+
+// The test binary re-executes itself as a stdio MCP server when this
+// variable names a behaviour (see serveFake).
+const helperEnv = "MCPTRAY_HEALTHCHECK_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode, ok := os.LookupEnv(helperEnv); ok {
+		os.Exit(runHelper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper(mode string) int {
+	switch mode {
+	case "demo":
+		if err := demo.Serve(context.Background(), os.Stdin, os.Stdout, nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "demo-banner":
+		fmt.Println("demo server 1.0 starting, have fun!")
+		_ = demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		return 0
+	}
+	serveFake(mode)
+	return 0
+}
+
+// serveFake is a small hand-written stdio server whose misbehaviour is
+// chosen by mode, a comma-separated list of:
+//
+//	banner            print a non-JSON line before anything else
+//	silent            read stdin, never write
+//	slow=MS           sleep before serving
+//	exit-on-discover  exit when server/discover comes before initialize
+//	exit-on-initialize exit when initialize arrives
+//	ignore-discover   never answer server/discover
+//	only-2024         answer initialize with 2024-11-05
+//	bad-version       answer initialize with 2023-01-01
+//	paged             tools over three pages
+//	list-fail         declare prompts, fail prompts/list
+//	hang-probes       answer the handshake, never ping nor a string-id discover
+//	modern            answer server/discover as a 2026-07-28 server
+//	noisy-later       print a non-JSON line after initialize
+func serveFake(mode string) {
+	has := func(m string) bool { return strings.Contains(","+mode+",", ","+m+",") }
+	for _, part := range strings.Split(mode, ",") {
+		if ms, ok := strings.CutPrefix(part, "slow="); ok {
+			n, _ := strconv.Atoi(ms)
+			time.Sleep(time.Duration(n) * time.Millisecond)
+		}
+	}
+	if has("banner") {
+		fmt.Println("fake server 0.1 listening on stdio")
+	}
+	if has("silent") {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return
+	}
+	out := json.NewEncoder(os.Stdout)
+	reply := func(id json.RawMessage, result any) {
+		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	}
+	fail := func(id json.RawMessage, code int, msg string) {
+		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	}
+	caps := map[string]any{"tools": map[string]any{}}
+	if has("list-fail") {
+		caps["prompts"] = map[string]any{}
+	}
+	info := map[string]any{"name": "fake", "version": "0.1"}
+	initialized := false
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Cursor string `json:"cursor"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &req) != nil || len(req.ID) == 0 {
+			continue
+		}
+		probe := strings.HasPrefix(string(req.ID), `"`)
+		switch req.Method {
+		case "server/discover":
+			switch {
+			case has("exit-on-discover") && !initialized:
+				os.Exit(3)
+			case has("ignore-discover"):
+			case has("hang-probes") && probe:
+			case has("modern"):
+				reply(req.ID, map[string]any{
+					"supportedVersions": []string{"2026-07-28"},
+					"capabilities":      caps,
+					"instructions":      "fake modern server",
+					"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": info},
+				})
+			default:
+				fail(req.ID, -32601, "Method not found: server/discover")
+			}
+		case "initialize":
+			if has("exit-on-initialize") {
+				os.Exit(4)
+			}
+			v := "2025-06-18"
+			if has("only-2024") {
+				v = "2024-11-05"
+			}
+			if has("bad-version") {
+				v = "2023-01-01"
+			}
+			reply(req.ID, map[string]any{"protocolVersion": v, "capabilities": caps, "serverInfo": info, "instructions": "fake legacy server"})
+			initialized = true
+			if has("noisy-later") {
+				fmt.Println("debug: client connected")
+			}
+		case "tools/list":
+			tool := func(n string) map[string]any {
+				return map[string]any{"name": n, "description": "tool " + n, "inputSchema": map[string]any{"type": "object"}}
+			}
+			if !has("paged") {
+				reply(req.ID, map[string]any{"tools": []any{tool("only")}})
+				continue
+			}
+			switch req.Params.Cursor {
+			case "":
+				reply(req.ID, map[string]any{"tools": []any{tool("a"), tool("b")}, "nextCursor": "p2"})
+			case "p2":
+				reply(req.ID, map[string]any{"tools": []any{tool("c"), tool("d")}, "nextCursor": "p3"})
+			default:
+				reply(req.ID, map[string]any{"tools": []any{tool("e")}})
+			}
+		case "prompts/list":
+			fail(req.ID, -32603, "prompt store unavailable")
+		case "ping":
+			if !has("hang-probes") {
+				reply(req.ID, map[string]any{})
+			}
+		default:
+			fail(req.ID, -32601, "Method not found: "+req.Method)
+		}
+	}
+}
+
+// proc is a server process started for a test.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	exited chan struct{}
+}
+
+func (p *proc) target(name string, hint Era) Target {
+	return Target{
+		Server:  &registry.Server{Name: name, Command: p.cmd.Path},
+		Stdin:   p.stdin,
+		Stdout:  p.stdout,
+		Exited:  p.exited,
+		EraHint: hint,
+	}
+}
+
+// startProc starts a command in its own process group with plain os.Pipe
+// pipes (so Wait never closes our ends before we read them), and kills the
+// group when the test ends: some servers ignore EOF on stdin.
+func startProc(t *testing.T, env []string, name string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		outR.Close()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	})
+	return p
+}
+
+// startHelper re-executes the test binary as a stdio server.
+func startHelper(t *testing.T, mode string) *proc {
+	t.Helper()
+	return startProc(t, []string{helperEnv + "=" + mode}, os.Args[0], "-test.run=^$")
+}
+
+// testServers is the folder holding the npm test servers, or "" (and a
+// skip) when they are not installed.
+func testServers(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("MCPTRAY_TEST_SERVERS")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", ".testservers", "node_modules")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")); err != nil {
+		t.Skipf("server-everything not installed under %s (run ./packaging/ensure-deps.sh npm): %v", dir, err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	return dir
+}
+
+func everythingJS(dir string) string {
+	return filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
+// freePort returns a TCP port nothing listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// waitListening waits until something accepts connections on port.
+func waitListening(t *testing.T, port int, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("server exited before listening on %d", port)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("nothing listening on %d after 30s", port)
+}
+
+func asDiagnosis(t *testing.T, err error) *Diagnosis {
+	t.Helper()
+	if err == nil {
+		t.Fatal("got no error, want a diagnosis")
+	}
+	d, ok := err.(*Diagnosis)
+	if !ok {
+		t.Fatalf("error %T %v is not a *Diagnosis", err, err)
+	}
+	if d.Message == "" || d.Fix == "" {
+		t.Errorf("diagnosis %s lacks a message or a fix: %+v", d.Code, d)
+	}
+	return d
+}
+
+func findDiagnosis(r *Report, code Code) *Diagnosis {
+	for i := range r.Diagnoses {
+		if r.Diagnoses[i].Code == code {
+			return &r.Diagnoses[i]
+		}
+	}
+	return nil
+}
+
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,409 @@
+package healthcheck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/demo"
+	"mcptray/registry"
+)
+
+// inProcessDemo runs the demo server over a pair of io.Pipes and returns
+// the target to connect to.
+func inProcessDemo(t *testing.T, opts *demo.Options, hint Era) Target {
+	t.Helper()
+	cIn, sOut := io.Pipe() // server → client
+	sIn, cOut := io.Pipe() // client → server
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = demo.Serve(ctx, sIn, sOut, opts)
+		sOut.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		cOut.Close()
+		cIn.Close()
+		<-done
+	})
+	return Target{Server: &registry.Server{Name: "demo", Command: "mcptray"}, Stdin: cOut, Stdout: cIn, EraHint: hint}
+}
+
+func legacyVersions() []string {
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= ModernVersion })
+}
+
+func checkDemoReport(t *testing.T, r *Report) {
+	t.Helper()
+	if r.ServerInfo.Name != demo.Name || r.ServerInfo.Version != demo.Version || r.ServerInfo.Title != "mcptray demo" {
+		t.Errorf("serverInfo = %+v", r.ServerInfo)
+	}
+	if r.Instructions != demo.Instructions {
+		t.Errorf("instructions = %q", r.Instructions)
+	}
+	var names []string
+	for _, tool := range r.Tools {
+		names = append(names, tool.Name)
+		if !json.Valid(tool.InputSchema) || !strings.Contains(string(tool.InputSchema), `"properties"`) {
+			t.Errorf("tool %s input schema = %s", tool.Name, tool.InputSchema)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"add", "echo", "time"}) {
+		t.Errorf("tools = %v", names)
+	}
+	if len(r.Resources) != 1 || r.Resources[0].URI != "demo://readme" {
+		t.Errorf("resources = %+v", r.Resources)
+	}
+	if len(r.Prompts) != 1 || r.Prompts[0].Name != "greet" || len(r.Prompts[0].Arguments) != 1 || !r.Prompts[0].Arguments[0].Required {
+		t.Errorf("prompts = %+v", r.Prompts)
+	}
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal(r.Capabilities, &caps); err != nil {
+		t.Fatalf("capabilities %s: %v", r.Capabilities, err)
+	}
+	for _, k := range []string{"tools", "resources", "prompts"} {
+		if _, ok := caps[k]; !ok {
+			t.Errorf("capabilities %s lack %q", r.Capabilities, k)
+		}
+	}
+	if r.ConnectLatency <= 0 {
+		t.Errorf("ConnectLatency = %v", r.ConnectLatency)
+	}
+	if len(r.Diagnoses) != 0 {
+		t.Errorf("diagnoses = %+v", r.Diagnoses)
+	}
+}
+
+func TestDemoInProcess(t *testing.T) {
+	tests := []struct {
+		name        string
+		opts        *demo.Options
+		hint        Era
+		era         Era
+		version     string
+		sourcePart  string
+		probeMethod string
+	}{
+		{"both eras, detect", nil, "", EraModern, ModernVersion, "server/discover answered", "server/discover"},
+		{"legacy only, detect", &demo.Options{Versions: legacyVersions()}, "", EraLegacy, LatestLegacyVersion, "initialize", "ping"},
+		{"both eras, legacy remembered", nil, EraLegacy, EraLegacy, LatestLegacyVersion, "remembered", "ping"},
+		{"only 2024-11-05", &demo.Options{Versions: []string{"2024-11-05"}}, "", EraLegacy, "2024-11-05", "initialize", "ping"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := ctxTimeout(t, 20*time.Second)
+			s, err := Connect(ctx, inProcessDemo(t, tt.opts, tt.hint), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			r := s.Report()
+			if r.Era != tt.era || r.ProtocolVersion != tt.version || !strings.Contains(r.EraSource, tt.sourcePart) {
+				t.Errorf("era %s version %s source %q; want %s %s %q", r.Era, r.ProtocolVersion, r.EraSource, tt.era, tt.version, tt.sourcePart)
+			}
+			checkDemoReport(t, r)
+			for range 3 {
+				d, err := s.Probe(ctxTimeout(t, 5*time.Second))
+				if err != nil {
+					t.Fatalf("probe: %v", err)
+				}
+				if d <= 0 {
+					t.Errorf("probe latency %v", d)
+				}
+			}
+		})
+	}
+}
+
+// TestProbesConcurrentWithSDK checks mcptray's own probe requests and the
+// SDK's traffic share the pipe without tearing a line.
+func TestProbesConcurrentWithSDK(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	s, err := Connect(ctx, inProcessDemo(t, nil, ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for range 20 {
+		wg.Go(func() {
+			if _, err := s.Probe(ctx); err != nil {
+				errs <- err
+			}
+		})
+		wg.Go(func() {
+			if _, err := s.cs.ListTools(ctx, nil); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestDemoSubprocess(t *testing.T) {
+	for _, hint := range []Era{"", EraLegacy} {
+		t.Run("hint="+string(hint), func(t *testing.T) {
+			p := startHelper(t, "demo")
+			s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("demo", hint), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDemoReport(t, s.Report())
+			if _, err := s.Probe(ctxTimeout(t, 5*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			// Closing the session closes stdin: the demo server exits on EOF.
+			select {
+			case <-p.exited:
+			case <-time.After(10 * time.Second):
+				t.Error("the demo server did not exit after Close closed its stdin")
+			}
+		})
+	}
+}
+
+func TestStdioMisbehaving(t *testing.T) {
+	opts := &Options{DiscoverTimeout: 300 * time.Millisecond}
+	tests := []struct {
+		name    string
+		mode    string
+		timeout time.Duration
+		check   func(t *testing.T, s *Session, err error)
+	}{
+		{"banner before the handshake", "banner", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := findDiagnosis(s.Report(), CodeStdoutNoise)
+			if d == nil || len(d.Evidence) != 1 || !strings.Contains(d.Evidence[0], "fake server 0.1 listening on stdio") {
+				t.Fatalf("noise diagnosis = %+v", d)
+			}
+			if len(s.Report().Tools) != 1 {
+				t.Errorf("tools = %+v", s.Report().Tools)
+			}
+		}},
+		{"never answers", "silent", 1500 * time.Millisecond, func(t *testing.T, s *Session, err error) {
+			d := asDiagnosis(t, err)
+			if d.Code != CodeHandshakeTimeout || !strings.Contains(d.Message, "wrote nothing") {
+				t.Fatalf("got %+v", d)
+			}
+		}},
+		{"writes only non-JSON", "banner,silent", 1500 * time.Millisecond, func(t *testing.T, s *Session, err error) {
+			d := asDiagnosis(t, err)
+			if d.Code != CodeHandshakeTimeout || !strings.Contains(d.Message, "only non-JSON") ||
+				len(d.Evidence) != 1 || !strings.Contains(d.Evidence[0], "fake server 0.1") {
+				t.Fatalf("got %+v", d)
+			}
+		}},
+		{"slow start inside the deadline", "slow=400", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"slow start beyond the deadline", "slow=5000", 800 * time.Millisecond, func(t *testing.T, s *Session, err error) {
+			if d := asDiagnosis(t, err); d.Code != CodeHandshakeTimeout {
+				t.Fatalf("got %+v", d)
+			}
+		}},
+		{"server/discover ignored", "ignore-discover", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Report()
+			if r.Era != EraLegacy || !strings.Contains(r.EraSource, "unanswered") || r.ProtocolVersion != "2025-06-18" {
+				t.Errorf("era %s source %q version %s", r.Era, r.EraSource, r.ProtocolVersion)
+			}
+		}},
+		{"offers only 2024-11-05", "only-2024", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := s.Report(); r.ProtocolVersion != "2024-11-05" || r.Era != EraLegacy {
+				t.Errorf("version %s era %s", r.ProtocolVersion, r.Era)
+			}
+		}},
+		{"answers an unknown version", "bad-version", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			d := asDiagnosis(t, err)
+			if d.Code != CodeVersionMismatch || !strings.Contains(d.Message, `"2023-01-01"`) || !strings.Contains(d.Message, LatestLegacyVersion) {
+				t.Fatalf("got %+v", d)
+			}
+		}},
+		{"tools over several pages", "paged", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range s.Report().Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, []string{"a", "b", "c", "d", "e"}) {
+				t.Errorf("tools = %v", names)
+			}
+		}},
+		{"declared list fails", "list-fail", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Report()
+			d := findDiagnosis(r, CodeListFailed)
+			if !r.Degraded() || d == nil || !strings.Contains(d.Message, "prompts") || !strings.Contains(d.Message, "prompt store unavailable") {
+				t.Fatalf("degraded %v, diagnosis %+v", r.Degraded(), d)
+			}
+			if len(r.Tools) != 1 {
+				t.Errorf("tools = %+v", r.Tools)
+			}
+		}},
+		{"exits on initialize", "exit-on-initialize", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			d := asDiagnosis(t, err)
+			if d.Code != CodeExitedDuringStartup || errors.Is(err, ErrDiedDuringDiscover) {
+				t.Fatalf("got %+v", d)
+			}
+		}},
+		{"modern fake", "modern", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Report()
+			if r.Era != EraModern || r.ServerInfo.Name != "fake" || r.Instructions != "fake modern server" {
+				t.Errorf("report %+v", r)
+			}
+			if string(r.Capabilities) != `{"tools":{}}` {
+				t.Errorf("capabilities %s, want them verbatim", r.Capabilities)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startHelper(t, tt.mode)
+			s, err := Connect(ctxTimeout(t, tt.timeout), p.target(tt.mode, ""), opts)
+			if s != nil {
+				defer s.Close()
+			}
+			tt.check(t, s, err)
+		})
+	}
+}
+
+// TestDiedDuringDiscover follows what the supervisor does: the server exits
+// on server/discover, so it is started again and connected with initialize.
+func TestDiedDuringDiscover(t *testing.T) {
+	p := startHelper(t, "exit-on-discover")
+	_, err := Connect(ctxTimeout(t, 20*time.Second), p.target("x", ""), nil)
+	if !errors.Is(err, ErrDiedDuringDiscover) {
+		t.Fatalf("err = %v, want ErrDiedDuringDiscover", err)
+	}
+	if d := asDiagnosis(t, err); d.Code != CodeExitedDuringStartup {
+		t.Errorf("code %s", d.Code)
+	}
+	p = startHelper(t, "exit-on-discover")
+	s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("x", EraLegacy), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r := s.Report(); r.Era != EraLegacy || !strings.Contains(r.EraSource, "remembered") {
+		t.Errorf("era %s source %q", r.Era, r.EraSource)
+	}
+	if _, err := s.Probe(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProbeHangs(t *testing.T) {
+	for _, mode := range []string{"hang-probes", "hang-probes,modern"} {
+		t.Run(mode, func(t *testing.T) {
+			p := startHelper(t, mode)
+			s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("x", ""), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, err = s.Probe(ctxTimeout(t, 300*time.Millisecond))
+			d := asDiagnosis(t, err)
+			want := "ping"
+			if strings.Contains(mode, "modern") {
+				want = "server/discover"
+			}
+			if d.Code != CodeProbeTimeout || !strings.Contains(d.Message, want) {
+				t.Fatalf("got %+v", d)
+			}
+			// The session survives a timed-out probe: the SDK still works.
+			if _, err := s.cs.ListTools(ctxTimeout(t, 5*time.Second), nil); err != nil {
+				t.Errorf("after a probe timeout: %v", err)
+			}
+		})
+	}
+}
+
+func TestProbeAfterExit(t *testing.T) {
+	for _, mode := range []string{"only-2024", "modern"} {
+		t.Run(mode, func(t *testing.T) {
+			p := startHelper(t, mode)
+			s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("x", ""), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			p.cmd.Process.Kill()
+			<-p.exited
+			_, err = s.Probe(ctxTimeout(t, 5*time.Second))
+			if d := asDiagnosis(t, err); d.Code != CodeProbeFailed {
+				t.Fatalf("got %+v", d)
+			}
+		})
+	}
+}
+
+func TestNoiseAfterHandshake(t *testing.T) {
+	p := startHelper(t, "noisy-later")
+	got := make(chan string, 4)
+	s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("x", ""), &Options{OnNoise: func(l string) { got <- l }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The line may come just before or after the handshake completes: the
+	// report has it either way, OnNoise only when it came after.
+	deadline := time.After(10 * time.Second)
+	for findDiagnosis(s.Report(), CodeStdoutNoise) == nil {
+		select {
+		case <-deadline:
+			t.Fatal("no stdout-noise diagnosis")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	d := findDiagnosis(s.Report(), CodeStdoutNoise)
+	if !strings.Contains(strings.Join(d.Evidence, " "), "debug: client connected") {
+		t.Errorf("evidence %v", d.Evidence)
+	}
+	if _, err := s.Probe(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatalf("the session must survive noise: %v", err)
+	}
+}
+
+func TestStdioCancel(t *testing.T) {
+	p := startHelper(t, "silent")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	_, err := Connect(ctx, p.target("x", ""), nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
