@@ -29,24 +29,57 @@ var (
 	loginEnv     []string
 )
 
-// LoginEnvironment returns the environment a person's login shell would give
-// a program they start from a terminal. A GUI app (or a service) does not
-// inherit it, which is why `npx` is "not found" for so many MCP servers; the
-// shell's PATH fixes that. It is resolved once per process: later calls
-// return a copy of the first result. When the shell cannot be run (no $SHELL,
-// timeout, Windows) the result is mcptray's own environment with PATH
-// extended by the folders where node, uv, cargo and go tools usually live.
+// LoginEnvironment returns the environment servers should start with:
+// mcptray's own, completed by what the person's login shell sets (above all
+// its PATH). A GUI app (or a service) does not inherit the shell's
+// environment, which is why `npx` is "not found" for so many MCP servers.
+// It is resolved once per process: later calls return a copy of the first
+// result. PATH is also extended by the existing folders where node, uv,
+// cargo and go tools usually live, which is all there is when the shell
+// cannot be run (no $SHELL, timeout, Windows).
 func LoginEnvironment(ctx context.Context) []string {
 	loginEnvOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginEnvTimeout)
 		defer cancel()
-		env, err := loginShellEnv(ctx)
-		if err != nil || envValue(env, "PATH") == "" {
-			env = os.Environ()
+		env := os.Environ()
+		if shell, err := loginShellEnv(ctx); err == nil && envValue(shell, "PATH") != "" {
+			env = mergeLoginEnv(env, shell)
 		}
 		loginEnv = withWellKnownPath(env)
 	})
 	return slices.Clone(loginEnv)
+}
+
+// mergeLoginEnv completes mcptray's own environment with the login shell's:
+// a variable set for mcptray wins (GITHUB_TOKEN=… mcptray up), a variable
+// only the shell sets is added, and PATH is the shell's, followed by the
+// folders of mcptray's own PATH that the shell does not list (the shell's
+// order matters more: it is what the person sees in a terminal).
+func mergeLoginEnv(own, shell []string) []string {
+	out := slices.Clone(own)
+	for _, kv := range shell {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "PATH" || envValue(own, k) != "" {
+			continue
+		}
+		// Shell bookkeeping describes the shell process, not ours.
+		if k == "_" || k == "SHLVL" || k == "PWD" || k == "OLDPWD" {
+			continue
+		}
+		out = append(out, k+"="+v)
+	}
+	parts := filepath.SplitList(envValue(shell, "PATH"))
+	have := map[string]bool{}
+	for _, p := range parts {
+		have[filepath.Clean(p)] = true
+	}
+	for _, p := range filepath.SplitList(envValue(own, "PATH")) {
+		if p != "" && !have[filepath.Clean(p)] {
+			have[filepath.Clean(p)] = true
+			parts = append(parts, p)
+		}
+	}
+	return setEnv(out, "PATH", strings.Join(parts, string(os.PathListSeparator)))
 }
 
 // withWellKnownPath appends the existing well-known tool folders missing from

@@ -1,0 +1,211 @@
+package supervisor
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"mcptray/healthcheck"
+)
+
+// Checker connects to a server for the supervisor. The health check package
+// provides the real one; a nil Checker means servers are not checked.
+type Checker interface {
+	// Connect performs the handshake and discovery. For a stdio server the
+	// target holds the process's pipes and an Exited channel.
+	Connect(ctx context.Context, t healthcheck.Target) (Session, error)
+}
+
+// Session is a live connection made by a [Checker].
+type Session interface {
+	Report() *healthcheck.Report
+	// Probe checks liveness once and returns the round-trip time.
+	Probe(ctx context.Context) (time.Duration, error)
+	Close() error
+}
+
+// Clock is the time source, injectable so that backoff and crash-loop logic
+// can be tested without waiting.
+type Clock interface {
+	Now() time.Time
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a [time.Timer] behind an interface.
+type Timer interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) NewTimer(d time.Duration) Timer {
+	return realTimer{time.NewTimer(d)}
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (t realTimer) C() <-chan time.Time { return t.t.C }
+func (t realTimer) Stop() bool          { return t.t.Stop() }
+
+// Options tunes a [Supervisor]. A zero field means its default; for the
+// durations where zero is a useful value (no backoff, no grace) a negative
+// value means zero.
+type Options struct {
+	// Checker runs the health check; nil means none: a spawned stdio server
+	// is "running", a remote server stays "stopped".
+	Checker Checker
+
+	BackoffBase time.Duration // first delay after a crash; default 1 s
+	BackoffMax  time.Duration // cap; default 60 s
+	// Jitter spreads each delay by ±Jitter of itself, so that servers that
+	// crashed together do not restart in lockstep; default 0.2, negative
+	// for none.
+	Jitter float64
+	// StableRun is how long a process must stay up for the backoff to start
+	// again from BackoffBase; default 30 s.
+	StableRun time.Duration
+	// CrashLoopCount crashes within CrashLoopWindow make a server
+	// crash-looping; defaults 5 and 2 min.
+	CrashLoopCount  int
+	CrashLoopWindow time.Duration
+	// StartupSettle: with no health check, a process that exits sooner than
+	// this after its start "exited during startup"; default 1 s.
+	StartupSettle time.Duration
+
+	// StopGrace is how long a stopping process gets after its stdin is
+	// closed before SIGTERM goes to its process group; default 2 s.
+	StopGrace time.Duration
+	// KillGrace is how long after SIGTERM before SIGKILL; default 3 s.
+	KillGrace time.Duration
+
+	StartupTimeout   time.Duration // connect bound; default 60 s
+	ProbeInterval    time.Duration // default 30 s
+	ProbeTimeout     time.Duration // default 10 s
+	FailureThreshold int           // consecutive failed probes that make a server unhealthy; default 3
+
+	LogLimitBytes int64 // stderr ring cap per server; default 2 MiB
+	LogLimitLines int   // default 10,000
+	// MaxLineBytes cuts longer stderr lines into Partial pieces; default 16 KiB.
+	MaxLineBytes int
+	// LogDir holds the NAME.log files; default os.UserCacheDir()/mcptray/logs.
+	LogDir string
+	// NoLogFiles turns the log files off (the ring stays).
+	NoLogFiles bool
+	// LogFileMaxBytes is the size at which NAME.log is rotated to NAME.log.1;
+	// default 5 MiB. One old file is kept.
+	LogFileMaxBytes int64
+
+	Clock Clock
+	// Environ gives the environment servers start from (the server's own
+	// env goes on top); default LoginEnvironment.
+	Environ func(ctx context.Context) []string
+	// Logger receives state changes; default: discard.
+	Logger *slog.Logger
+	// Rand returns a number in [0, 1) for jitter; default math/rand/v2.
+	Rand func() float64
+}
+
+func dur(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// withDefaults returns a filled copy.
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	c.BackoffBase = dur(c.BackoffBase, time.Second)
+	c.BackoffMax = dur(c.BackoffMax, time.Minute)
+	if c.Jitter == 0 {
+		c.Jitter = 0.2
+	} else if c.Jitter < 0 {
+		c.Jitter = 0
+	}
+	c.StableRun = dur(c.StableRun, 30*time.Second)
+	if c.CrashLoopCount <= 0 {
+		c.CrashLoopCount = 5
+	}
+	c.CrashLoopWindow = dur(c.CrashLoopWindow, 2*time.Minute)
+	c.StartupSettle = dur(c.StartupSettle, time.Second)
+	c.StopGrace = dur(c.StopGrace, 2*time.Second)
+	c.KillGrace = dur(c.KillGrace, 3*time.Second)
+	c.StartupTimeout = dur(c.StartupTimeout, 60*time.Second)
+	c.ProbeInterval = dur(c.ProbeInterval, 30*time.Second)
+	c.ProbeTimeout = dur(c.ProbeTimeout, 10*time.Second)
+	if c.FailureThreshold <= 0 {
+		c.FailureThreshold = 3
+	}
+	if c.LogLimitBytes <= 0 {
+		c.LogLimitBytes = 2 << 20
+	}
+	if c.LogLimitLines <= 0 {
+		c.LogLimitLines = 10000
+	}
+	if c.MaxLineBytes <= 0 {
+		c.MaxLineBytes = 16 << 10
+	}
+	if c.LogDir == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			c.LogDir = filepath.Join(dir, "mcptray", "logs")
+		} else {
+			c.NoLogFiles = true
+		}
+	}
+	if c.LogFileMaxBytes <= 0 {
+		c.LogFileMaxBytes = 5 << 20
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	if c.Environ == nil {
+		c.Environ = LoginEnvironment
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	return c
+}
+
+// backoff is the delay before restart number attempt (1-based).
+func (o *Options) backoff(attempt int) time.Duration {
+	d := o.BackoffBase
+	for i := 1; i < attempt && d < o.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, o.BackoffMax)
+	if o.Jitter > 0 {
+		d = time.Duration(float64(d) * (1 + o.Jitter*(2*o.Rand()-1)))
+	}
+	return d
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// roundDuration prints a duration the way a person reads it: 120ms, 3.2s, 5m3s.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}

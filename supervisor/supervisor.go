@@ -1,0 +1,271 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"mcptray/registry"
+)
+
+// Errors returned by commands.
+var (
+	ErrUnknownServer = errors.New("no such server")
+	ErrDisabled      = errors.New("server is disabled in the config")
+	ErrRunning       = errors.New("supervisor is already running")
+)
+
+// Supervisor runs one unit per configured server. Create it with [New], run
+// it with [Supervisor.Run]; its methods are safe for concurrent use.
+type Supervisor struct {
+	opts    Options
+	changes chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	units   []*unit    // in config-file order
+	runCtx  context.Context
+	started bool
+	wg      sync.WaitGroup // unit goroutines (Add under mu)
+}
+
+// New creates a supervisor for servers (in file order). Nothing runs until
+// Run is called. opts may be nil.
+func New(servers []*registry.Server, opts *Options) *Supervisor {
+	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1)}
+	for _, srv := range servers {
+		s.units = append(s.units, newUnit(s, srv))
+	}
+	return s
+}
+
+// Run starts the servers that should run and supervises them until ctx ends;
+// then it stops every server, all in parallel, and returns once nothing it
+// started is left. Commands given before Run take effect when it starts.
+func (s *Supervisor) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrRunning
+	}
+	s.started = true
+	s.runCtx = ctx
+	for _, u := range s.units {
+		s.goLocked(u)
+	}
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.wg.Wait()
+	return nil
+}
+
+// goLocked starts u's goroutine. s.mu must be held.
+func (s *Supervisor) goLocked(u *unit) {
+	if s.runCtx == nil {
+		return
+	}
+	uctx, cancel := context.WithCancel(s.runCtx)
+	u.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		u.run(uctx)
+	}()
+}
+
+func (s *Supervisor) notify() {
+	select {
+	case s.changes <- struct{}{}:
+	default:
+	}
+}
+
+// Changes signals that the snapshot changed. The channel holds one signal at
+// most: several changes before a read come as one, and the engine never waits
+// for a reader. Call Snapshot after each signal.
+func (s *Supervisor) Changes() <-chan struct{} { return s.changes }
+
+// Snapshot returns a copy of every server's state in config-file order.
+func (s *Supervisor) Snapshot() Snapshot {
+	s.mu.Lock()
+	units := slices.Clone(s.units)
+	s.mu.Unlock()
+	snap := Snapshot{Time: s.opts.Clock.Now(), Servers: make([]ServerState, 0, len(units))}
+	for _, u := range units {
+		u.mu.Lock()
+		st := u.st
+		u.mu.Unlock()
+		if st.LastExit != nil {
+			e := *st.LastExit
+			st.LastExit = &e
+		}
+		st.StderrTail = u.ring.tail(tailLines)
+		snap.Servers = append(snap.Servers, st)
+	}
+	return snap
+}
+
+// Log returns the stderr lines of server name with a sequence number of at
+// least since, and the number to pass next time. Start with since = 0. Lines
+// that left the ring are skipped.
+func (s *Supervisor) Log(name string, since uint64) ([]LogLine, uint64) {
+	u := s.unit(name)
+	if u == nil {
+		return nil, since
+	}
+	return u.ring.since(since)
+}
+
+func (s *Supervisor) unit(name string) *unit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.units {
+		if u.name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+func (s *Supervisor) lookup(name string) (*unit, error) {
+	u := s.unit(name)
+	if u == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, name)
+	}
+	return u, nil
+}
+
+// startable reports why u cannot start. u.mu must be held.
+func (u *unit) startableLocked() error {
+	switch {
+	case u.server.Invalid != nil:
+		return fmt.Errorf("%s cannot start: %w", u.name, u.server.Invalid)
+	case u.server.Disabled:
+		return fmt.Errorf("%s: %w", u.name, ErrDisabled)
+	}
+	return nil
+}
+
+// Start starts a stopped server, or one that gave up (crash-looping, failed,
+// in backoff: at once). It returns before the server is up; watch Changes.
+func (s *Supervisor) Start(name string) error {
+	u, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	if err := u.startableLocked(); err != nil {
+		u.mu.Unlock()
+		return err
+	}
+	u.want, u.userStart = true, true
+	u.mu.Unlock()
+	u.poke()
+	return nil
+}
+
+// Stop stops a server (and everything it started) and keeps it stopped.
+func (s *Supervisor) Stop(name string) error {
+	u, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.want, u.stopReason = false, "stopped by request"
+	u.mu.Unlock()
+	u.poke()
+	return nil
+}
+
+// Restart stops a server if it runs and starts it again, forgetting its
+// crash history.
+func (s *Supervisor) Restart(name string) error {
+	u, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	if err := u.startableLocked(); err != nil {
+		u.mu.Unlock()
+		return err
+	}
+	u.want, u.userStart, u.restart = true, true, true
+	u.mu.Unlock()
+	u.poke()
+	return nil
+}
+
+// CheckNow probes a ready server at once, or retries one in backoff (a
+// remote server reconnects). name "" means every server.
+func (s *Supervisor) CheckNow(name string) error {
+	var units []*unit
+	if name == "" {
+		s.mu.Lock()
+		units = slices.Clone(s.units)
+		s.mu.Unlock()
+	} else {
+		u, err := s.lookup(name)
+		if err != nil {
+			return err
+		}
+		units = []*unit{u}
+	}
+	for _, u := range units {
+		u.mu.Lock()
+		u.checkNow = true
+		u.mu.Unlock()
+		u.poke()
+	}
+	return nil
+}
+
+// Reload applies a new list of servers: added ones are created (and started
+// if autostart), removed ones stopped and dropped, changed ones restarted
+// with the new entry, unchanged ones left alone. The snapshot takes the new
+// order.
+func (s *Supervisor) Reload(servers []*registry.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := map[string]*unit{}
+	for _, u := range s.units {
+		old[u.name] = u
+	}
+	var next []*unit
+	for _, srv := range servers {
+		u, ok := old[srv.Name]
+		if !ok {
+			u = newUnit(s, srv)
+			next = append(next, u)
+			s.goLocked(u)
+			continue
+		}
+		delete(old, srv.Name)
+		next = append(next, u)
+		u.mu.Lock()
+		same := u.server.Equal(srv)
+		if !same {
+			u.setServerLocked(srv, u.want)
+			u.reconfig = true
+			u.st.Server, u.st.Transport = srv, srv.Transport()
+		} else {
+			// Same content: keep the newer pointer (its Line may differ).
+			u.server, u.st.Server = srv, srv
+		}
+		u.mu.Unlock()
+		if !same {
+			u.poke()
+		}
+	}
+	for _, u := range old {
+		u.mu.Lock()
+		u.quitReason = "removed from the config"
+		u.mu.Unlock()
+		if u.cancel != nil {
+			u.cancel()
+		}
+	}
+	s.units = next
+	s.notify()
+}
