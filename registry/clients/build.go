@@ -165,23 +165,30 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 	c, o := b.c, b.o
 	s := src.Clone()
 	bs := &built{name: s.Name, srv: s}
-	secretArg := map[int]bool{}
+	done := map[int]bool{} // args already converted (bridged header values)
 	if s.IsRemote() && (c.Bridge || (s.Transport() == registry.TransportSSE && c.shape.noSSE)) {
-		args := []string{"-y", "mcp-remote", s.URL}
+		args := []string{"-y", "mcp-remote", b.conv(s.Name, "url", s.URL, false)}
 		if s.Transport() == registry.TransportSSE {
 			args = append(args, "--transport", "sse-only")
 		}
 		for _, k := range sortedKeys(s.Headers) {
 			args = append(args, "--header")
-			secretArg[len(args)] = true
-			args = append(args, k+": "+s.Headers[k])
+			done[len(args)] = true
+			args = append(args, k+": "+b.conv(s.Name, "headers."+k, s.Headers[k], true))
 		}
+		done[2] = true
 		s.Command, s.Args, s.URL, s.Headers, s.TransportName = "npx", args, "", nil, ""
 		bs.bridged = true
 		b.note("%s is remote; %s runs it through the mcp-remote bridge (npx -y mcp-remote, needs Node.js).", s.Name, c.Name)
 	}
 	if !s.IsRemote() {
-		if o.Resolve != nil && o.OS == o.HostOS && !strings.ContainsAny(s.Command, `/\`) && !registry.HasEnvRef(s.Command) {
+		s.Command = b.conv(s.Name, "command", s.Command, false)
+		for i, a := range s.Args {
+			if !done[i] {
+				s.Args[i] = b.conv(s.Name, fmt.Sprintf("args[%d]", i), a, false)
+			}
+		}
+		if o.Resolve != nil && o.OS == o.HostOS && !strings.ContainsAny(s.Command, `/\${}<>`) {
 			if p, err := o.Resolve(s.Command); err == nil {
 				s.Command = p
 			} else {
@@ -191,10 +198,6 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 		if o.OS == "windows" && needsCmd(s.Command) {
 			s.Args = append([]string{"/c", s.Command}, s.Args...)
 			s.Command = "cmd"
-		}
-		s.Command = b.conv(s.Name, "command", s.Command, false)
-		for i, a := range s.Args {
-			s.Args[i] = b.conv(s.Name, fmt.Sprintf("args[%d]", i), a, secretArg[i])
 		}
 		if s.Cwd != "" {
 			if c.shape.cwd == "" {

@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -145,9 +146,10 @@ func vscodeCLI(_ *Client, b *built, _ *Options) ([]string, error) {
 
 func compactJSON(v any) string {
 	var buf bytes.Buffer
-	writeJSON(&buf, v, "", "")
-	// writeJSON with an empty unit still breaks lines; fold them.
-	return strings.ReplaceAll(buf.String(), "\n", "")
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 func cursorLink(_ *Client, b *built) (string, error) {

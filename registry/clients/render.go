@@ -154,6 +154,28 @@ func writeJSON(b *bytes.Buffer, v any, indent, unit string) {
 // rawJSON is a value copied as is from a file (a field mcptray keeps).
 type rawJSON []byte
 
+// MarshalJSON writes the object compactly, members in order.
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(jsonString(m.K))
+		b.WriteByte(':')
+		var v bytes.Buffer
+		enc := json.NewEncoder(&v)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m.V); err != nil {
+			return nil, err
+		}
+		b.Write(bytes.TrimSuffix(v.Bytes(), []byte("\n")))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 func jsonString(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

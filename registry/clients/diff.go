@@ -1,0 +1,174 @@
+package clients
+
+import (
+	"fmt"
+	"strings"
+)
+
+// diffContext is the number of unchanged lines shown around a change.
+const diffContext = 3
+
+// maxDiffCells bounds the line-matching table; past it the changed middle is
+// shown as one replaced block (still a correct diff, just not minimal).
+const maxDiffCells = 16 << 20
+
+// UnifiedDiff renders a unified diff (as `diff -u` does) from old to new;
+// "" when they are equal. Client files change in a few places, so common
+// leading and trailing lines are set aside before a longest-common-
+// subsequence match of the rest.
+func UnifiedDiff(oldName, newName string, old, new []byte) string {
+	if string(old) == string(new) {
+		return ""
+	}
+	a, b := splitLines(string(old)), splitLines(string(new))
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	ops := make([]diffOp, 0, len(a)+len(b))
+	for i := 0; i < pre; i++ {
+		ops = append(ops, diffOp{' ', a[i]})
+	}
+	ops = append(ops, lcsOps(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	for i := len(a) - suf; i < len(a); i++ {
+		ops = append(ops, diffOp{' ', a[i]})
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
+	// Group changes into hunks with context.
+	for i := 0; i < len(ops); {
+		if ops[i].kind == ' ' {
+			i++
+			continue
+		}
+		start := max(i-diffContext, 0)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*diffContext {
+				end = min(end+diffContext, len(ops))
+				break
+			}
+			end = run
+		}
+		aLine, bLine := 1, 1
+		for _, op := range ops[:start] {
+			if op.kind != '+' {
+				aLine++
+			}
+			if op.kind != '-' {
+				bLine++
+			}
+		}
+		aN, bN := 0, 0
+		for _, op := range ops[start:end] {
+			if op.kind != '+' {
+				aN++
+			}
+			if op.kind != '-' {
+				bN++
+			}
+		}
+		if aN == 0 {
+			aLine--
+		}
+		if bN == 0 {
+			bLine--
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aLine, aN), hunkRange(bLine, bN))
+		for _, op := range ops[start:end] {
+			out.WriteByte(op.kind)
+			out.WriteString(strings.TrimSuffix(op.line, "\n"))
+			out.WriteByte('\n')
+			if !strings.HasSuffix(op.line, "\n") {
+				out.WriteString("\\ No newline at end of file\n")
+			}
+		}
+		i = end
+	}
+	return out.String()
+}
+
+func hunkRange(start, n int) string {
+	if n == 1 {
+		return fmt.Sprint(start)
+	}
+	return fmt.Sprintf("%d,%d", start, n)
+}
+
+type diffOp struct {
+	kind byte // ' ', '-', '+'
+	line string
+}
+
+// splitLines keeps each line's newline, so a missing final newline shows.
+func splitLines(s string) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+func lcsOps(a, b []string) []diffOp {
+	var ops []diffOp
+	if len(a)*len(b) > maxDiffCells || len(a) == 0 || len(b) == 0 {
+		for _, l := range a {
+			ops = append(ops, diffOp{'-', l})
+		}
+		for _, l := range b {
+			ops = append(ops, diffOp{'+', l})
+		}
+		return ops
+	}
+	// t[i][j] is the LCS length of a[i:] and b[j:].
+	w := len(b) + 1
+	t := make([]int32, (len(a)+1)*w)
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				t[i*w+j] = t[(i+1)*w+j+1] + 1
+			} else {
+				t[i*w+j] = max(t[(i+1)*w+j], t[i*w+j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			ops = append(ops, diffOp{' ', a[i]})
+			i, j = i+1, j+1
+		case t[(i+1)*w+j] >= t[i*w+j+1]:
+			ops = append(ops, diffOp{'-', a[i]})
+			i++
+		default:
+			ops = append(ops, diffOp{'+', b[j]})
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		ops = append(ops, diffOp{'-', a[i]})
+	}
+	for ; j < len(b); j++ {
+		ops = append(ops, diffOp{'+', b[j]})
+	}
+	return ops
+}

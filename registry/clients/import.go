@@ -1,0 +1,418 @@
+package clients
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tailscale/hujson"
+	"go.yaml.in/yaml/v3"
+
+	"mcptray/registry"
+)
+
+// Imported is what a client's file holds, as registry servers.
+type Imported struct {
+	// Servers in file order, names made valid for servers.toml.
+	Servers []*registry.Server
+	// Warnings: renamed entries, literal secrets kept, fields mcptray does
+	// not model, entries skipped.
+	Warnings []string
+}
+
+type rawEntry struct {
+	name string
+	v    any
+}
+
+// Import reads a client's file (data; file is used in messages) and turns
+// its entries into servers: the client's secret syntax back into
+// ${env:VAR}, the mcp-remote bridge back into a remote server.
+func (c *Client) Import(file string, data []byte, opts *Options) (*Imported, error) {
+	o := opts.withDefaults()
+	if o.Scope == "" {
+		o.Scope = c.scopes[0]
+	}
+	entries, err := c.readEntries(file, data, c.keyPath(o))
+	if err != nil {
+		return nil, err
+	}
+	im := &Imported{}
+	warn := func(format string, args ...any) { im.Warnings = append(im.Warnings, fmt.Sprintf(format, args...)) }
+	used := map[string]bool{}
+	for _, e := range entries {
+		m, ok := e.v.(map[string]any)
+		if !ok {
+			warn("%s: entry %q is not an object: skipped", file, e.name)
+			continue
+		}
+		name := SanitizeName(e.name)
+		for base, i := name, 2; used[name]; i++ {
+			name = fmt.Sprintf("%s-%d", strings.TrimRight(base[:min(len(base), 60)], "-"), i)
+		}
+		used[name] = true
+		if name != e.name {
+			warn("%q is not a valid server name: imported as %q", e.name, name)
+		}
+		s := c.toServer(name, m, warn)
+		if err := checkServer(s); err != nil {
+			warn("%s: entry %q skipped: %v", file, e.name, err)
+			continue
+		}
+		im.Servers = append(im.Servers, s)
+	}
+	return im, nil
+}
+
+// checkServer validates s with the registry's own rules, by writing it as
+// servers.toml and reading it back.
+func checkServer(s *registry.Server) error {
+	var b bytes.Buffer
+	registry.EncodeServer(&b, s)
+	cfg, err := registry.Parse("import", b.Bytes())
+	if err != nil {
+		return err
+	}
+	if len(cfg.Servers) != 1 {
+		return fmt.Errorf("entry cannot be written as a server")
+	}
+	if inv := cfg.Servers[0].Invalid; inv != nil {
+		return inv
+	}
+	return nil
+}
+
+var badNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// SanitizeName makes name valid for servers.toml: other characters become
+// '-', at most 64 of them.
+func SanitizeName(name string) string {
+	n := strings.Trim(badNameChar.ReplaceAllString(name, "-"), "-")
+	if len(n) > 64 {
+		n = strings.TrimRight(n[:64], "-")
+	}
+	if n == "" {
+		n = "server"
+	}
+	return n
+}
+
+// readEntries finds the entries at key in file order.
+func (c *Client) readEntries(file string, data []byte, key []string) ([]rawEntry, error) {
+	switch c.Format {
+	case FormatJSON, FormatJSONC:
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, nil
+		}
+		// Import reads strict files leniently: a comment does no harm here.
+		_, target, err := jsonTarget(file, data, FormatJSONC, key, false)
+		if err != nil || target == nil {
+			return nil, err
+		}
+		var out []rawEntry
+		for _, m := range target.Value.(*hujson.Object).Members {
+			raw, err := hujson.Standardize(bytes.Clone(data[m.Value.StartOffset:m.Value.EndOffset]))
+			if err != nil {
+				return nil, &ParseError{File: file, Msg: err.Error()}
+			}
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, &ParseError{File: file, Msg: err.Error()}
+			}
+			out = append(out, rawEntry{memberName(&m), v})
+		}
+		return out, nil
+	case FormatYAML:
+		doc, err := yamlParse(file, data)
+		if err != nil {
+			return nil, err
+		}
+		target, err := yamlTarget(file, doc, key, c.List, false)
+		if err != nil || target == nil {
+			return nil, err
+		}
+		var out []rawEntry
+		if c.List {
+			for _, e := range target.Content {
+				n := ""
+				if e.Kind == yaml.MappingNode {
+					if _, nn := mapGet(e, "name"); nn != nil {
+						n = nn.Value
+					}
+				}
+				out = append(out, rawEntry{n, yamlPlain(e)})
+			}
+		} else {
+			for i := 0; i+1 < len(target.Content); i += 2 {
+				out = append(out, rawEntry{target.Content[i].Value, yamlPlain(target.Content[i+1])})
+			}
+		}
+		return out, nil
+	case FormatTOML:
+		data, md, err := tomlParse(file, data)
+		if err != nil {
+			return nil, err
+		}
+		t, _ := data[key[0]].(map[string]any)
+		var out []rawEntry
+		seen := map[string]bool{}
+		for _, k := range md.Keys() {
+			if len(k) >= 2 && k[0] == key[0] && !seen[k[1]] {
+				if v, ok := t[k[1]]; ok {
+					seen[k[1]] = true
+					out = append(out, rawEntry{k[1], v})
+				}
+			}
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// yamlPlain decodes a node into plain maps (string keys) and slices.
+func yamlPlain(n *yaml.Node) any {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil
+	}
+	return v
+}
+
+var secretKey = regexp.MustCompile(`(?i)token|secret|key|passw|auth|credential|pat$|bearer|cookie|session`)
+
+func (c *Client) toServer(name string, m map[string]any, warn func(string, ...any)) *registry.Server {
+	sh := c.shape
+	s := &registry.Server{Name: name, Autostart: true}
+	known := c.managedKeys()
+	for _, k := range []string{"disabled", "enabled", "description", "source", "name", "timeout", "envs", "environment", "cmd"} {
+		if c.ID != "goose" && k == "timeout" {
+			continue
+		}
+		known[k] = true
+	}
+	str := func(v any) string {
+		switch x := v.(type) {
+		case string:
+			return c.unrefString(x)
+		case nil:
+			return ""
+		}
+		return c.unrefString(fmt.Sprint(v))
+	}
+	strs := func(v any) []string {
+		a, _ := v.([]any)
+		var out []string
+		for _, e := range a {
+			out = append(out, str(e))
+		}
+		return out
+	}
+	strMap := func(v any) map[string]string {
+		mm, ok := v.(map[string]any)
+		if !ok || len(mm) == 0 {
+			return nil
+		}
+		out := map[string]string{}
+		for k, e := range mm {
+			out[k] = str(e)
+		}
+		return out
+	}
+	first := func(keys ...string) any {
+		for _, k := range keys {
+			if v, ok := m[k]; ok && v != nil {
+				return v
+			}
+		}
+		return nil
+	}
+
+	switch cmd := first(sh.command, "command", "cmd").(type) {
+	case string:
+		s.Command = str(cmd)
+		s.Args = strs(first(sh.args, "args"))
+	case []any:
+		if all := strs(cmd); len(all) > 0 {
+			s.Command, s.Args = all[0], all[1:]
+		}
+	}
+	s.Env = strMap(first(sh.env, "env", "envs", "environment"))
+	if sh.codex {
+		for _, v := range strs(m["env_vars"]) {
+			if s.Env == nil {
+				s.Env = map[string]string{}
+			}
+			s.Env[v] = "${env:" + v + "}"
+		}
+	}
+	s.Cwd = str(first("cwd"))
+	typ, _ := m["type"].(string)
+	urlKey := ""
+	for _, k := range []string{sh.url, "url", "serverUrl", "httpUrl", "uri"} {
+		if v, ok := m[k].(string); ok && k != "" && v != "" {
+			s.URL, urlKey = str(v), k
+			break
+		}
+	}
+	if s.URL != "" {
+		var hv any = m
+		for _, k := range sh.headers {
+			hm, _ := hv.(map[string]any)
+			hv = hm[k]
+		}
+		s.Headers = strMap(hv)
+		if s.Headers == nil {
+			s.Headers = strMap(m["headers"])
+		}
+		if sh.codex {
+			if v, ok := m["bearer_token_env_var"].(string); ok && v != "" {
+				if s.Headers == nil {
+					s.Headers = map[string]string{}
+				}
+				s.Headers["Authorization"] = "Bearer ${env:" + v + "}"
+			}
+			if hm, ok := m["env_http_headers"].(map[string]any); ok {
+				for k, v := range hm {
+					if s.Headers == nil {
+						s.Headers = map[string]string{}
+					}
+					s.Headers[k] = "${env:" + fmt.Sprint(v) + "}"
+				}
+			}
+		}
+		switch {
+		case typ == "sse":
+			s.TransportName = registry.TransportSSE
+		case typ != "":
+		case urlKey == "url" && (c.ID == "cline" || c.ID == "roo" || c.ID == "gemini"):
+			// These clients read a url without type as SSE.
+			s.TransportName = registry.TransportSSE
+		}
+		if s.Command != "" {
+			warn("servers.%s has both a command and a url: the url is ignored", name)
+			s.URL, s.Headers, s.TransportName = "", nil, ""
+		}
+	}
+	unbridge(s)
+	if d, ok := m["disabled"].(bool); ok && d {
+		s.Disabled = true
+	}
+	if e, ok := m["enabled"].(bool); ok && !e {
+		s.Disabled = true
+	}
+	if d, ok := m["description"].(string); ok {
+		s.Description = d
+	}
+	var extra []string
+	for k := range m {
+		if !known[k] {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	if len(extra) > 0 {
+		warn("servers.%s: %s field(s) %s are not modelled by mcptray: not imported", name, c.Name, strings.Join(extra, ", "))
+	}
+	for _, f := range []struct {
+		what string
+		m    map[string]string
+	}{{"env", s.Env}, {"headers", s.Headers}} {
+		for _, k := range sortedKeys(f.m) {
+			v := f.m[k]
+			if v != "" && !registry.HasEnvRef(v) && (secretKey.MatchString(k) || strings.EqualFold(k, "Authorization")) {
+				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference", name, f.what, k)
+			}
+		}
+	}
+	return s
+}
+
+// unbridge turns `npx -y mcp-remote URL [--header "K: V"]...` (also behind
+// `cmd /c`) back into the remote server it reaches.
+func unbridge(s *registry.Server) {
+	args := s.Args
+	cmd := s.Command
+	if strings.EqualFold(path.Base(strings.ReplaceAll(cmd, `\`, "/")), "cmd") && len(args) >= 2 && strings.EqualFold(args[0], "/c") {
+		cmd, args = args[1], args[2:]
+	}
+	base := strings.ToLower(path.Base(strings.ReplaceAll(cmd, `\`, "/")))
+	if base != "npx" && base != "npx.cmd" {
+		return
+	}
+	i := slices.Index(args, "mcp-remote")
+	if i < 0 || i+1 >= len(args) {
+		return
+	}
+	for _, a := range args[:i] {
+		if a != "-y" && a != "--yes" {
+			return
+		}
+	}
+	out := &registry.Server{URL: args[i+1]}
+	rest := args[i+2:]
+	for j := 0; j < len(rest); j++ {
+		switch {
+		case rest[j] == "--header" && j+1 < len(rest):
+			k, v, ok := strings.Cut(rest[j+1], ":")
+			if !ok {
+				return
+			}
+			if out.Headers == nil {
+				out.Headers = map[string]string{}
+			}
+			out.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			j++
+		case rest[j] == "--transport" && j+1 < len(rest):
+			switch rest[j+1] {
+			case "sse-only", "sse-first":
+				out.TransportName = registry.TransportSSE
+			}
+			j++
+		default:
+			return // an option the bridge takes that mcptray cannot express
+		}
+	}
+	if len(s.Env) > 0 {
+		return
+	}
+	s.Command, s.Args, s.URL, s.Headers, s.TransportName = "", nil, out.URL, out.Headers, out.TransportName
+}
+
+var varName = `([A-Za-z_][A-Za-z0-9_]*)`
+
+// unrefString turns the client's references back into ${env:VAR}.
+func (c *Client) unrefString(s string) string {
+	for _, p := range c.unref {
+		if p.prefix == "${env:" {
+			continue
+		}
+		var re *regexp.Regexp
+		if p.bare {
+			re = regexp.MustCompile(`\$` + varName + `\b`)
+		} else {
+			re = regexp.MustCompile(regexp.QuoteMeta(p.prefix) + varName + regexp.QuoteMeta(p.suffix))
+		}
+		var b strings.Builder
+		last := 0
+		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+			// Leave mcptray's own ${env:...} alone, and a "{env:" that is
+			// the tail of one.
+			if m[0] > 0 && s[m[0]-1] == '$' && !strings.HasPrefix(p.prefix, "$") {
+				continue
+			}
+			if strings.HasPrefix(s[m[0]:], "${env:") {
+				continue
+			}
+			b.WriteString(s[last:m[0]])
+			b.WriteString("${env:" + s[m[2]:m[3]] + "}")
+			last = m[1]
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s
+}

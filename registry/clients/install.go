@@ -1,0 +1,327 @@
+package clients
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"mcptray/registry"
+)
+
+// Change is the result of merging entries into (or removing them from) a
+// client's file.
+type Change struct {
+	Client *Client
+	Path   string
+	// Old is the file as read (nil when it did not exist); New what it
+	// becomes. Equal when nothing changes.
+	Old, New []byte
+	Existed  bool
+	// Added, Updated, Removed, Unchanged name the entries by outcome.
+	Added, Updated, Removed, Unchanged []string
+	// Backup is the copy of the old file written beside it ("" when none).
+	Backup string
+	// Warnings and Notes as in [Result].
+	Warnings, Notes []string
+	// secrets are literal values to mask in Diff.
+	secrets []string
+	reveal  bool
+}
+
+// Changed reports whether the file changes.
+func (ch *Change) Changed() bool { return !bytes.Equal(ch.Old, ch.New) }
+
+// Diff is a unified diff from the old file to the new one, with literal
+// secrets masked unless secrets were revealed.
+func (ch *Change) Diff() string {
+	a, b := ch.Path, ch.Path
+	if !ch.Existed {
+		a = "/dev/null"
+	}
+	d := UnifiedDiff(a, b, ch.Old, ch.New)
+	if ch.reveal {
+		return d
+	}
+	secrets := slices.Clone(ch.secrets)
+	// Longest first, so that a secret holding another is masked whole.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, s := range secrets {
+		if len(s) < 3 {
+			continue
+		}
+		m := maskSecret(s)
+		d = strings.ReplaceAll(d, s, m)
+		if q := strings.Trim(jsonString(s), `"`); q != s {
+			d = strings.ReplaceAll(d, q, m)
+		}
+	}
+	return d
+}
+
+// managedKeys are the entry keys mcptray writes for this client; on update,
+// every other key of an existing entry is kept.
+func (c *Client) managedKeys() map[string]bool {
+	sh := c.shape
+	m := map[string]bool{"type": true, "url": true, "serverUrl": true, "httpUrl": true, "uri": true,
+		"command": true, "args": true, "env": true, "headers": true}
+	for _, k := range []string{sh.command, sh.args, sh.env, sh.cwd, sh.url} {
+		if k != "" {
+			m[k] = true
+		}
+	}
+	if len(sh.headers) > 0 {
+		m[sh.headers[0]] = true
+	}
+	if sh.name {
+		m["name"] = true
+	}
+	if sh.codex {
+		for _, k := range []string{"env_vars", "bearer_token_env_var", "env_http_headers", "http_headers"} {
+			m[k] = true
+		}
+	}
+	for _, e := range sh.extra {
+		m[e.K] = true
+	}
+	return m
+}
+
+// Merge adds or updates servers' entries in src (the file's content; nil or
+// empty for a new file). Every other key, and comments in JSONC files, stay.
+// file is used in messages.
+func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts *Options) (*Change, error) {
+	o := opts.withDefaults()
+	if o.Scope == "" {
+		o.Scope = c.scopes[0]
+	}
+	bs, b, err := c.build(servers, o, false)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, secrets: b.secrets, reveal: o.RevealSecrets}
+	cur := c.startContent(src)
+	key := c.keyPath(o)
+	managed := c.managedKeys()
+	record := func(name, how string) {
+		switch how {
+		case "added":
+			ch.Added = append(ch.Added, name)
+		case "updated":
+			ch.Updated = append(ch.Updated, name)
+		default:
+			ch.Unchanged = append(ch.Unchanged, name)
+		}
+	}
+	switch c.Format {
+	case FormatJSON, FormatJSONC:
+		for _, s := range bs {
+			var how string
+			if cur, how, err = jsonSet(file, cur, c.Format, key, s.name, s.entry, managed); err != nil {
+				return nil, err
+			}
+			record(s.name, how)
+		}
+	case FormatTOML:
+		for _, s := range bs {
+			var how string
+			if cur, how, err = tomlSet(file, cur, key[0], s.name, s.entry, managed); err != nil {
+				return nil, err
+			}
+			record(s.name, how)
+		}
+	case FormatYAML:
+		cur, err = yamlEdit(file, cur, func(doc *yaml.Node) (bool, error) {
+			changed := false
+			for _, s := range bs {
+				how, err := yamlSet(file, doc, key, c.List, s.name, s.entry, managed)
+				if err != nil {
+					return false, err
+				}
+				record(s.name, how)
+				changed = changed || how != ""
+			}
+			return changed, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(ch.Added)+len(ch.Updated) == 0 {
+		cur = src
+	}
+	ch.New = cur
+	ch.Warnings, ch.Notes = b.warnings, b.notes
+	if c.Unverified != "" {
+		ch.Notes = append(ch.Notes, "unverified: "+c.Unverified+".")
+	}
+	return ch, nil
+}
+
+// startContent is what editing starts from when the file is empty or new.
+func (c *Client) startContent(src []byte) []byte {
+	if len(bytes.TrimSpace(src)) > 0 {
+		return bytes.Clone(src)
+	}
+	switch c.Format {
+	case FormatJSON, FormatJSONC:
+		return []byte("{}\n")
+	case FormatYAML:
+		return []byte(c.newFile)
+	}
+	return nil
+}
+
+// Remove deletes the named entries from src. A name that is not there is
+// not an error; it is reported in Unchanged.
+func (c *Client) Remove(file string, src []byte, names []string, opts *Options) (*Change, error) {
+	o := opts.withDefaults()
+	if o.Scope == "" {
+		o.Scope = c.scopes[0]
+	}
+	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, New: src, reveal: true}
+	if len(bytes.TrimSpace(src)) == 0 {
+		ch.Unchanged = names
+		return ch, nil
+	}
+	cur := bytes.Clone(src)
+	key := c.keyPath(o)
+	var err error
+	record := func(name string, removed bool) {
+		if removed {
+			ch.Removed = append(ch.Removed, name)
+		} else {
+			ch.Unchanged = append(ch.Unchanged, name)
+		}
+	}
+	switch c.Format {
+	case FormatJSON, FormatJSONC:
+		for _, n := range names {
+			var ok bool
+			if cur, ok, err = jsonDelete(file, cur, c.Format, key, n); err != nil {
+				return nil, err
+			}
+			record(n, ok)
+		}
+	case FormatTOML:
+		for _, n := range names {
+			var ok bool
+			if cur, ok, err = tomlDelete(file, cur, key[0], n); err != nil {
+				return nil, err
+			}
+			record(n, ok)
+		}
+	case FormatYAML:
+		cur, err = yamlEdit(file, cur, func(doc *yaml.Node) (bool, error) {
+			changed := false
+			for _, n := range names {
+				ok, err := yamlDelete(file, doc, key, c.List, n)
+				if err != nil {
+					return false, err
+				}
+				record(n, ok)
+				changed = changed || ok
+			}
+			return changed, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(ch.Removed) > 0 {
+		ch.New = cur
+	}
+	return ch, nil
+}
+
+// FileOptions tunes [Client.Install] and [Client.Uninstall].
+type FileOptions struct {
+	// Path overrides the client's file.
+	Path string
+	// DryRun computes the change without writing.
+	DryRun bool
+	// Now stamps the backup's name (default time.Now).
+	Now func() time.Time
+}
+
+// BackupName is the backup written beside path before it is replaced.
+func BackupName(path string, t time.Time) string {
+	return path + ".mcptray-backup-" + t.UTC().Format("20060102T150405Z")
+}
+
+func (c *Client) filePath(opts *Options, fo *FileOptions) (string, error) {
+	if fo != nil && fo.Path != "" {
+		return fo.Path, nil
+	}
+	return c.Path(opts)
+}
+
+func readMaybe(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// Install merges servers into the client's file and writes it atomically,
+// keeping a timestamped backup beside it. A file that does not parse is
+// refused (*ParseError) and left untouched.
+func (c *Client) Install(servers []*registry.Server, opts *Options, fo *FileOptions) (*Change, error) {
+	path, err := c.filePath(opts, fo)
+	if err != nil {
+		return nil, err
+	}
+	old, err := readMaybe(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	ch, err := c.Merge(path, old, servers, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ch, ch.write(fo)
+}
+
+// Uninstall removes the named entries from the client's file, like Install.
+func (c *Client) Uninstall(names []string, opts *Options, fo *FileOptions) (*Change, error) {
+	path, err := c.filePath(opts, fo)
+	if err != nil {
+		return nil, err
+	}
+	old, err := readMaybe(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	ch, err := c.Remove(path, old, names, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ch, ch.write(fo)
+}
+
+func (ch *Change) write(fo *FileOptions) error {
+	if !ch.Changed() || (fo != nil && fo.DryRun) {
+		return nil
+	}
+	now := time.Now
+	if fo != nil && fo.Now != nil {
+		now = fo.Now
+	}
+	wo := &registry.WriteOptions{Perm: 0o600}
+	if ch.Existed {
+		ch.Backup = BackupName(ch.Path, now())
+		wo.Backup = ch.Backup
+	} else if err := os.MkdirAll(filepath.Dir(ch.Path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(ch.Path), err)
+	}
+	return registry.WriteFileAtomic(ch.Path, ch.New, wo)
+}
