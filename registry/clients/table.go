@@ -42,11 +42,11 @@ var all = []*Client{
 	},
 	{
 		ID: "claude-code", Name: "Claude Code", Format: FormatJSON, Key: []string{"mcpServers"},
-		Ref:   func(n string) string { return "${" + n + "}" },
-		unref: []refPattern{{prefix: "${", suffix: "}"}},
-		Doc:   "docs.claude.com/en/docs/claude-code/mcp",
-		Notes: []string{"~/.claude.json holds much more than MCP servers: only the named entries are changed."},
-		shape: shape{command: "command", args: "args", env: "env", stdioType: "stdio", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		Ref:    func(n string) string { return "${" + n + "}" },
+		unref:  []refPattern{{prefix: "${", suffix: "}"}},
+		Doc:    "docs.claude.com/en/docs/claude-code/mcp",
+		Notes:  []string{"~/.claude.json holds much more than MCP servers: only the named entries are changed."},
+		shape:  shape{command: "command", args: "args", env: "env", stdioType: "stdio", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
 		scopes: []Scope{ScopeUser, ScopeProject, ScopeLocal},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
 			if scope == ScopeProject {
@@ -68,11 +68,11 @@ var all = []*Client{
 	},
 	{
 		ID: "vscode", Name: "VS Code", Format: FormatJSONC, Key: []string{"servers"},
-		Ref:   func(n string) string { return "${env:" + n + "}" },
-		unref: []refPattern{{prefix: "${env:", suffix: "}"}},
-		Doc:   "code.visualstudio.com/docs/copilot/customization/mcp-servers",
-		Notes: []string{"VS Code can also prompt for a secret once and store it: ${input:ID} with an \"inputs\" entry."},
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", stdioType: "stdio", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		Ref:    func(n string) string { return "${env:" + n + "}" },
+		unref:  []refPattern{{prefix: "${env:", suffix: "}"}},
+		Doc:    "code.visualstudio.com/docs/copilot/customization/mcp-servers",
+		Notes:  []string{"VS Code can also prompt for a secret once and store it: ${input:ID} with an \"inputs\" entry."},
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", stdioType: "stdio", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
 		scopes: []Scope{ScopeUser, ScopeProject},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
 			if scope == ScopeProject {
@@ -106,11 +106,11 @@ var all = []*Client{
 	},
 	{
 		ID: "roo", Name: "Roo Code", Format: FormatJSON, Key: []string{"mcpServers"},
-		Ref:   func(n string) string { return "${env:" + n + "}" },
-		unref: []refPattern{{prefix: "${env:", suffix: "}"}},
-		Doc:   "docs.roocode.com/features/mcp/using-mcp-in-roo",
-		Notes: []string{"Roo Code treats a url without type as SSE, so every remote entry carries its type."},
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", stdioType: "stdio", url: "url", httpType: "streamable-http", sseType: "sse", headers: []string{"headers"}},
+		Ref:    func(n string) string { return "${env:" + n + "}" },
+		unref:  []refPattern{{prefix: "${env:", suffix: "}"}},
+		Doc:    "docs.roocode.com/features/mcp/using-mcp-in-roo",
+		Notes:  []string{"Roo Code treats a url without type as SSE, so every remote entry carries its type."},
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", stdioType: "stdio", url: "url", httpType: "streamable-http", sseType: "sse", headers: []string{"headers"}},
 		scopes: []Scope{ScopeUser, ScopeProject},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
 			if scope == ScopeProject {
@@ -121,11 +121,11 @@ var all = []*Client{
 	},
 	{
 		ID: "continue", Name: "Continue", Format: FormatYAML, Key: []string{"mcpServers"}, List: true,
-		Ref:   func(n string) string { return "${{ secrets." + n + " }}" },
-		unref: []refPattern{{prefix: "${{ secrets.", suffix: " }}"}, {prefix: "${{secrets.", suffix: "}}"}},
-		Doc:   "docs.continue.dev/customize/deep-dives/mcp and the config.yaml reference",
-		Notes: []string{"Continue reads ${{ secrets.NAME }} from its own secret store or ~/.continue/.env, not from the process environment."},
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", stdioType: "stdio", url: "url", httpType: "streamable-http", sseType: "sse", headers: []string{"requestOptions", "headers"}, name: true},
+		Ref:     func(n string) string { return "${{ secrets." + n + " }}" },
+		unref:   []refPattern{{prefix: "${{ secrets.", suffix: " }}"}, {prefix: "${{secrets.", suffix: "}}"}},
+		Doc:     "docs.continue.dev/customize/deep-dives/mcp and the config.yaml reference",
+		Notes:   []string{"Continue reads ${{ secrets.NAME }} from its own secret store or ~/.continue/.env, not from the process environment."},
+		shape:   shape{command: "command", args: "args", env: "env", cwd: "cwd", stdioType: "stdio", url: "url", httpType: "streamable-http", sseType: "sse", headers: []string{"requestOptions", "headers"}, name: true},
 		scopes:  []Scope{ScopeUser},
 		newFile: "name: Local Assistant\nversion: 1.0.0\nschema: v1\n",
 		paths:   dotPaths(".continue/config.yaml", ""),
@@ -151,9 +151,9 @@ var all = []*Client{
 	},
 	{
 		ID: "codex", Name: "OpenAI Codex", Format: FormatTOML, Key: []string{"mcp_servers"},
-		Doc:   "developers.openai.com/codex/mcp and codex-rs config types",
-		Notes: []string{"Codex speaks Streamable HTTP only: SSE servers are bridged with mcp-remote. Secrets are forwarded by name (env_vars, bearer_token_env_var, env_http_headers)."},
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", noSSE: true, headers: []string{"http_headers"}, codex: true},
+		Doc:    "developers.openai.com/codex/mcp and codex-rs config types",
+		Notes:  []string{"Codex speaks Streamable HTTP only: SSE servers are bridged with mcp-remote. Secrets are forwarded by name (env_vars, bearer_token_env_var, env_http_headers)."},
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", noSSE: true, headers: []string{"http_headers"}, codex: true},
 		scopes: []Scope{ScopeUser, ScopeProject},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
 			if scope == ScopeProject {
@@ -168,10 +168,10 @@ var all = []*Client{
 	},
 	{
 		ID: "gemini", Name: "Gemini CLI", Format: FormatJSONC, Key: []string{"mcpServers"},
-		Ref:   func(n string) string { return "${" + n + "}" },
-		unref: []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
-		Doc:   "github.com/google-gemini/gemini-cli docs/tools/mcp-server.md and `gemini mcp add` source",
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		Ref:    func(n string) string { return "${" + n + "}" },
+		unref:  []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
+		Doc:    "github.com/google-gemini/gemini-cli docs/tools/mcp-server.md and `gemini mcp add` source",
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
 		scopes: []Scope{ScopeUser, ScopeProject},
 		paths:  dotPaths(".gemini/settings.json", ".gemini/settings.json"),
 		cli:    geminiCLI,
@@ -231,11 +231,11 @@ var all = []*Client{
 	},
 	{
 		ID: "generic", Name: "generic mcpServers JSON", Format: FormatJSON, Key: []string{"mcpServers"},
-		Ref:   func(n string) string { return "${env:" + n + "}" },
-		unref: []refPattern{{prefix: "${env:", suffix: "}"}},
-		Doc:   "the common mcpServers shape (Claude Desktop, Cursor and most others)",
-		Notes: []string{"References stay as ${env:VAR}: replace them if your client does not expand them."},
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		Ref:    func(n string) string { return "${env:" + n + "}" },
+		unref:  []refPattern{{prefix: "${env:", suffix: "}"}},
+		Doc:    "the common mcpServers shape (Claude Desktop, Cursor and most others)",
+		Notes:  []string{"References stay as ${env:VAR}: replace them if your client does not expand them."},
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
 		scopes: []Scope{ScopeUser},
 	},
 }
