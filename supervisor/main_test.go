@@ -1,0 +1,246 @@
+//go:build unix
+
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"mcptray/registry"
+)
+
+// TestMain lets the test binary play the servers: with SUPERVISOR_TEST_CHILD
+// set it runs that child behaviour instead of the tests.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("SUPERVISOR_TEST_CHILD"); mode != "" {
+		child(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func child(mode string) {
+	if f := os.Getenv("SUPERVISOR_TEST_PIDFILE"); f != "" {
+		os.WriteFile(f+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o600)
+		os.Rename(f+".tmp", f)
+	}
+	switch mode {
+	case "serve":
+		// An idle server: exits when stdin ends, or on "exit N".
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if n, ok := strings.CutPrefix(sc.Text(), "exit "); ok {
+				code, _ := strconv.Atoi(n)
+				os.Exit(code)
+			}
+		}
+		os.Exit(0)
+	case "crash":
+		fmt.Fprintln(os.Stderr, "starting up")
+		fmt.Fprintln(os.Stderr, "fatal: boom")
+		os.Exit(3)
+	case "exit0":
+		os.Exit(0)
+	case "ignore-eof":
+		// Ignores stdin's end; SIGTERM ends it.
+		select {}
+	case "ignore-term":
+		// Ignores stdin's end and SIGTERM; only SIGKILL ends it.
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	case "grandchild":
+		// Starts a grandchild that ignores SIGTERM, writes its pid, and
+		// itself ignores SIGTERM and stdin.
+		signal.Ignore(syscall.SIGTERM)
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "SUPERVISOR_TEST_CHILD=ignore-term", "SUPERVISOR_TEST_PIDFILE="+os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE"))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		select {}
+	case "stderr-script":
+		// Long line, invalid UTF-8, CRLF, then an unfinished line.
+		w := bufio.NewWriter(os.Stderr)
+		w.WriteString("hello\r\n")
+		w.WriteString(strings.Repeat("x", 40000) + "\n")
+		w.WriteString("bad \xff\xfe bytes\n")
+		w.WriteString("no newline at the end")
+		w.Flush()
+		os.Exit(4)
+	case "stderr-flood":
+		// Writes stderr at SUPERVISOR_TEST_RATE bytes/s (0: as fast as it
+		// can) until stdin ends.
+		rate, _ := strconv.Atoi(os.Getenv("SUPERVISOR_TEST_RATE"))
+		go func() {
+			b := make([]byte, 1)
+			os.Stdin.Read(b)
+			os.Exit(0)
+		}()
+		line := []byte(strings.Repeat("flood of diagnostic output ", 4) + "\n")
+		chunk := make([]byte, 0, 64<<10)
+		for len(chunk)+len(line) <= cap(chunk) {
+			chunk = append(chunk, line...)
+		}
+		start := time.Now()
+		var sent int
+		for {
+			n, err := os.Stderr.Write(chunk)
+			if err != nil {
+				os.Exit(1)
+			}
+			sent += n
+			if rate > 0 {
+				if ahead := time.Duration(float64(sent)/float64(rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
+					time.Sleep(ahead)
+				}
+			}
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "unknown child mode", mode)
+		os.Exit(2)
+	}
+}
+
+// childServer is a server entry that runs the test binary as mode.
+func childServer(t testing.TB, name, mode string, env ...string) *registry.Server {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A race-enabled binary sleeps 1 s on exit by default; a stop test
+	// would see a slow server.
+	e := map[string]string{"SUPERVISOR_TEST_CHILD": mode, "GORACE": "atexit_sleep_ms=0"}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		e[k] = v
+	}
+	return &registry.Server{Name: name, Command: exe, Env: e, Autostart: true}
+}
+
+// testOptions are quick, file-less options.
+func testOptions(t testing.TB) *Options {
+	return &Options{
+		LogDir:     t.TempDir(),
+		NoLogFiles: true,
+		Jitter:     -1,
+		StopGrace:  200 * time.Millisecond,
+		KillGrace:  300 * time.Millisecond,
+		Environ:    func(context.Context) []string { return os.Environ() },
+	}
+}
+
+// runSup runs s until the test ends and checks that Run returns.
+func runSup(t testing.TB, s *Supervisor) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	stop := sync.OnceFunc(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("Run did not return")
+		}
+	})
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitState waits (in real time, generously) until cond holds for the
+// server's state.
+func waitState(t testing.TB, s *Supervisor, name string, what string, cond func(st *ServerState) bool) ServerState {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if st := s.Snapshot().Server(name); st != nil && cond(st) {
+			return *st
+		}
+		select {
+		case <-deadline:
+			st := s.Snapshot().Server(name)
+			if st == nil {
+				t.Fatalf("%s: gone while waiting for %s", name, what)
+			}
+			t.Fatalf("%s: waited for %s; state %s (%s) diag %v", name, what, st.State, st.Reason, st.Diagnosis)
+		case <-tick.C:
+		}
+	}
+}
+
+func inState(state State) func(*ServerState) bool {
+	return func(st *ServerState) bool { return st.State == state }
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	if runtime.GOOS == "linux" {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		// state is the field after the ")" that closes the command name.
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// waitGone waits until pid has died (a killed orphan needs a moment to be
+// reaped by init).
+func waitGone(t testing.TB, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s (pid %d) survived", what, pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func readPid(t testing.TB, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil {
+			pid, err := strconv.Atoi(string(b))
+			if err == nil {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", file)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func pidFile(t testing.TB, name string) string { return filepath.Join(t.TempDir(), name+".pid") }
