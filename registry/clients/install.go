@@ -318,7 +318,15 @@ func (ch *Change) write(fo *FileOptions) error {
 	}
 	wo := &registry.WriteOptions{Perm: 0o600}
 	if ch.Existed {
+		// Two changes in one second must not overwrite the first backup,
+		// which may be the only copy of the person's original file.
 		ch.Backup = BackupName(ch.Path, now())
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(ch.Backup); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			ch.Backup = fmt.Sprintf("%s-%d", BackupName(ch.Path, now()), i)
+		}
 		wo.Backup = ch.Backup
 	} else if err := os.MkdirAll(filepath.Dir(ch.Path), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(ch.Path), err)

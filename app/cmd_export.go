@@ -1,0 +1,222 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"mcptray/registry"
+	"mcptray/registry/clients"
+	"mcptray/supervisor"
+)
+
+func init() {
+	register(&command{
+		name:    "export",
+		args:    "[NAME...]",
+		summary: "print the config snippet, add command or install link an AI client needs",
+		help: `Prints the named servers (default: every valid, enabled one) the way the
+client --client expects them:
+
+  --format snippet   the entries under the client's top-level key, exactly as
+                     they go into its file (JSON; TOML for codex; YAML for
+                     goose and continue); the default
+  --format cli       the client's own add command (claude, codex, gemini, code)
+  --format deeplink  an install link (cursor, vscode, lmstudio, goose)
+  --format file      the path of the file 'mcptray install' writes
+
+Secrets: a ${env:VAR} reference becomes the client's own syntax; a client
+without one gets the placeholder <VAR> and a warning, unless
+--reveal-secrets writes the variable's value. Literal env and header values
+are masked unless --reveal-secrets. Commands are resolved to absolute paths on
+the login shell's PATH (GUI clients lack it) unless --no-resolve; --os windows
+runs npx and other .cmd tools through "cmd /c". Remote servers for a client
+whose file runs stdio only (claude-desktop) go through npx -y mcp-remote.
+
+` + clientTable(),
+		flags: cmdExport,
+	})
+}
+
+// clientTable lists the clients for --help, with what is unverified.
+func clientTable() string {
+	var b strings.Builder
+	b.WriteString("Clients:\n")
+	for _, c := range clients.All() {
+		extra := []string{string(c.Format)}
+		if c.HasCLI() {
+			extra = append(extra, "cli")
+		}
+		if c.HasDeepLink() {
+			extra = append(extra, "deeplink")
+		}
+		fmt.Fprintf(&b, "  %-15s %s (%s)\n", c.ID, c.Name, strings.Join(extra, ", "))
+		if c.Unverified != "" {
+			fmt.Fprintf(&b, "  %-15s   unverified: %s\n", "", c.Unverified)
+		}
+	}
+	return b.String()
+}
+
+// clientFlags are the flags export, install, uninstall and import share.
+type clientFlags struct {
+	client, scope, osName *string
+	reveal, noResolve     *bool
+}
+
+func addClientFlags(fs *flag.FlagSet, withOS bool) *clientFlags {
+	f := &clientFlags{
+		client: fs.String("client", "", "the AI client: "+strings.Join(clients.IDs(), ", ")),
+		scope:  fs.String("scope", "", "which of the client's files: user (default), project (this folder) or local (claude-code)"),
+	}
+	if withOS {
+		f.osName = fs.String("os", runtime.GOOS, "target operating system: linux, darwin or windows")
+	}
+	return f
+}
+
+func (f *clientFlags) lookup() (*clients.Client, error) {
+	if *f.client == "" {
+		return nil, usagef("--client is required (one of: %s)", strings.Join(clients.IDs(), ", "))
+	}
+	c, err := clients.Lookup(*f.client)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return c, nil
+}
+
+// options builds the clients options: paths from this machine's home and
+// environment, commands resolved on the login shell's PATH.
+func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, error) {
+	o := &clients.Options{
+		OS:        runtime.GOOS,
+		Scope:     clients.Scope(*f.scope),
+		Getenv:    os.Getenv,
+		LookupEnv: env.LookupEnv,
+	}
+	if f.osName != nil {
+		o.OS = *f.osName
+		if err := clients.CheckOS(o.OS); err != nil {
+			return nil, usagef("--os: %v", err)
+		}
+	}
+	switch o.Scope {
+	case "", clients.ScopeUser, clients.ScopeProject, clients.ScopeLocal:
+	default:
+		return nil, usagef("--scope must be user, project or local, not %q", *f.scope)
+	}
+	o.Home, _ = os.UserHomeDir()
+	o.ProjectDir, _ = os.Getwd()
+	if runtime.GOOS == "windows" {
+		o.Glob = filepath.Glob
+	}
+	if f.reveal != nil {
+		o.RevealSecrets = *f.reveal
+	}
+	if f.noResolve == nil || !*f.noResolve {
+		o.Resolve = func(cmd string) (string, error) {
+			return supervisor.ResolveCommand(cmd, supervisor.LoginEnvironment(ctx))
+		}
+	}
+	return o, nil
+}
+
+// exportable picks the servers to export or install: the named ones, else
+// every valid, enabled one. Invalid servers are refused by name, skipped
+// with a warning otherwise.
+func exportable(env *Env, cfg *registry.Config, names []string, verb string) ([]*registry.Server, error) {
+	sel, err := selectServers(cfg, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []*registry.Server
+	for _, s := range sel {
+		switch {
+		case s.Invalid != nil && len(names) > 0:
+			return nil, fmt.Errorf("servers.%s is invalid: %v (fix it: mcptray config validate)", s.Name, s.Invalid)
+		case s.Invalid != nil:
+			fmt.Fprintf(env.Stderr, "mcptray %s: warning: skipped servers.%s: %v\n", verb, s.Name, s.Invalid)
+		case s.Disabled && len(names) == 0:
+			fmt.Fprintf(env.Stderr, "mcptray %s: skipped servers.%s: disabled (name it to %s it anyway)\n", verb, s.Name, verb)
+		default:
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no servers to %s in %s", verb, cfg.Path)
+	}
+	return out, nil
+}
+
+func printAdvice(w io.Writer, verb string, warnings, notes []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "mcptray %s: warning: %s\n", verb, m)
+	}
+	for _, m := range notes {
+		fmt.Fprintf(w, "mcptray %s: note: %s\n", verb, m)
+	}
+}
+
+func cmdExport(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+	cfgPath := configFlag(fs)
+	cf := addClientFlags(fs, true)
+	format := fs.String("format", "snippet", "snippet, cli, deeplink or file")
+	cf.reveal = fs.Bool("reveal-secrets", false, "write literal secrets and referenced variables' values instead of masks and placeholders")
+	cf.noResolve = fs.Bool("no-resolve", false, "keep commands as written instead of resolving them on the login shell's PATH")
+	return func(ctx context.Context, env *Env, args []string) error {
+		c, err := cf.lookup()
+		if err != nil {
+			return err
+		}
+		o, err := cf.options(ctx, env)
+		if err != nil {
+			return err
+		}
+		if *format == "file" {
+			p, err := c.Path(o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, p)
+			if c.Unverified != "" {
+				printAdvice(env.Stderr, "export", nil, []string{"unverified: " + c.Unverified + "."})
+			}
+			return nil
+		}
+		cfg, err := loadConfig(env, *cfgPath, true)
+		if err != nil {
+			return err
+		}
+		servers, err := exportable(env, cfg, args, "export")
+		if err != nil {
+			return err
+		}
+		var res *clients.Result
+		switch *format {
+		case "snippet":
+			res, err = c.Snippet(servers, o)
+		case "cli":
+			res, err = c.CLI(servers, o)
+		case "deeplink":
+			res, err = c.DeepLinks(servers, o)
+		default:
+			return usagef("--format must be snippet, cli, deeplink or file, not %q", *format)
+		}
+		if errors.Is(err, clients.ErrUnsupported) {
+			return usagef("%v", err)
+		}
+		if err != nil {
+			return err
+		}
+		env.Stdout.Write(res.Data)
+		printAdvice(env.Stderr, "export", res.Warnings, res.Notes)
+		return nil
+	}
+}
