@@ -34,15 +34,19 @@ func yamlParse(file string, src []byte) (*yaml.Node, error) {
 
 // yamlIndent guesses the file's indentation width.
 func yamlIndent(src []byte) int {
+	best := 0
 	for _, line := range strings.Split(string(src), "\n") {
 		t := strings.TrimLeft(line, " ")
-		if t != "" && len(t) < len(line) && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "- ") {
-			if n := len(line) - len(t); n >= 2 && n <= 8 {
-				return n
+		if t != "" && len(t) < len(line) && !strings.HasPrefix(t, "#") {
+			if n := len(line) - len(t); n >= 2 && n <= 8 && (best == 0 || n < best) {
+				best = n
 			}
 		}
 	}
-	return 2
+	if best == 0 {
+		return 2
+	}
+	return best
 }
 
 func mapGet(m *yaml.Node, k string) (int, *yaml.Node) {
