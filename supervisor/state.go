@@ -26,6 +26,9 @@ const (
 	StateStopping     State = "stopping"      // stop in progress
 )
 
+// ReasonNotStarted is the reason of a server that has not been started yet.
+const ReasonNotStarted = "not started"
+
 // Alive reports whether the state has a process or connection in use.
 func (s State) Alive() bool {
 	switch s {

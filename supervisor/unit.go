@@ -55,7 +55,7 @@ func newUnit(sup *Supervisor, srv *registry.Server) *unit {
 		name:       srv.Name,
 		ring:       newRing(o.LogLimitLines, o.LogLimitBytes),
 		kick:       make(chan struct{}, 1),
-		quitReason: "mcptray stopped",
+		quitReason: reasonQuit,
 	}
 	if !o.NoLogFiles {
 		u.logf = openLogFile(o.LogDir, srv.Name, o.LogFileMaxBytes)
@@ -80,7 +80,7 @@ func (u *unit) setServerLocked(srv *registry.Server, wasWanted bool) {
 	u.server = srv
 	runnable := srv.Invalid == nil && !srv.Disabled
 	u.want = runnable && (wasWanted || srv.Autostart)
-	u.stopReason = "not started"
+	u.stopReason = ReasonNotStarted
 	if !srv.Autostart {
 		u.stopReason = "autostart is off"
 	}
@@ -167,6 +167,8 @@ func (u *unit) state() State {
 	return u.st.State
 }
 
+const reasonQuit = "mcptray stopped"
+
 type outKind int
 
 const (
@@ -217,7 +219,9 @@ func (u *unit) run(ctx context.Context) {
 			u.mu.Lock()
 			reason := u.quitReason
 			u.mu.Unlock()
-			if u.state() != StateStopped || w.want {
+			// Failed and crash-looping stay as they are: that is still
+			// the truth about them.
+			if st := u.state(); st.Alive() || st == StateBackoff {
 				u.set(StateStopped, reason, nil, func(st *ServerState) { st.PID, st.NextAttempt = 0, time.Time{} })
 			}
 			return
@@ -524,6 +528,9 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			u.mu.Lock()
 			reason := u.quitReason
 			u.mu.Unlock()
+			if reason == reasonQuit {
+				reason = "mcptray is quitting"
+			}
 			u.set(StateStopping, reason, nil, nil)
 			end(true)
 			return outcome{kind: outEnded}
