@@ -4,6 +4,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -400,5 +401,46 @@ func TestChangesCoalesce(t *testing.T) {
 	case <-s.Changes():
 		t.Fatal("a second signal without a change")
 	default:
+	}
+}
+
+func TestStderrCapture(t *testing.T) {
+	opts := testOptions(t)
+	opts.NoLogFiles = false
+	opts.MaxLineBytes = 16 << 10
+	srv := childServer(t, "srv", "stderr-script")
+	srv.Restart = registry.RestartNever
+	s := New([]*registry.Server{srv}, opts)
+	runSup(t, s)
+	st := waitState(t, s, "srv", "stopped after exit", func(st *ServerState) bool { return st.LastExit != nil && st.State == StateStopped })
+	lines, next := s.Log("srv", 0)
+	var got []string
+	for _, l := range lines {
+		got = append(got, fmt.Sprintf("%d:%v:%d", l.Seq, l.Partial, len(l.Text)))
+	}
+	// hello, 40,000 x in pieces of 16 KiB, the invalid line, the unfinished one.
+	want := []string{"1:false:5", "2:true:16384", "3:true:16384", "4:false:7232", "5:false:13", "6:true:21"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+	if lines[0].Text != "hello" || lines[4].Text != "bad \uFFFD bytes" || lines[5].Text != "no newline at the end" {
+		t.Errorf("texts %q %q %q", lines[0].Text, lines[4].Text, lines[5].Text)
+	}
+	if next != 7 {
+		t.Errorf("next %d", next)
+	}
+	if len(st.StderrTail) != 6 || st.Diagnosis == nil || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "no newline at the end") {
+		t.Errorf("tail %d lines, diagnosis %v", len(st.StderrTail), st.Diagnosis)
+	}
+	b, err := os.ReadFile(filepath.Join(opts.LogDir, "srv.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "no newline at the end …") || !strings.Contains(string(b), "mcptray: started pid") {
+		t.Errorf("log file: %.300q", b)
+	}
+	// Log for an unknown server is empty.
+	if l, n := s.Log("nope", 5); l != nil || n != 5 {
+		t.Errorf("Log(nope) = %v, %d", l, n)
 	}
 }
