@@ -1,0 +1,248 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"github.com/fsnotify/fsnotify"
+
+	"mcptray/assets"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// controller ties the engine to the tray and the main window. Its fields are
+// used on the UI thread only, except eng (safe for any goroutine).
+type controller struct {
+	app     fyne.App
+	eng     Engine
+	cfgPath string
+	env     *Env
+
+	snap      supervisor.Snapshot
+	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
+	trayState health
+	win       fyne.Window
+	main      *mainWindow
+	notify    *notifier
+
+	// now is the clock for uptimes (tests fix it).
+	now func() time.Time
+
+	// saveMu serialises read-modify-write of the config file.
+	saveMu sync.Mutex
+}
+
+func newController(a fyne.App, eng Engine, cfgPath string, env *Env) *controller {
+	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
+	c.notify = newNotifier(a, nil)
+	return c
+}
+
+// setUp puts the tray in place and, without a tray, opens the window.
+func (c *controller) setUp() {
+	c.apply(c.eng.Snapshot())
+	if _, ok := c.app.(desktop.App); !ok {
+		c.openMain()
+	}
+}
+
+// watch turns engine changes into UI updates, at most every interval, until
+// ctx ends. It also feeds the log view while it is on screen.
+func (c *controller) watch(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	dirty := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.eng.Changes():
+			dirty = true
+		case <-tick.C:
+			if dirty {
+				dirty = false
+				snap := c.eng.Snapshot()
+				fyne.Do(func() { c.apply(snap) })
+			}
+			fyne.Do(func() {
+				if c.main != nil && c.win != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
+					go c.main.log.poll()
+				}
+			})
+		}
+	}
+}
+
+// apply shows a snapshot everywhere (UI thread).
+func (c *controller) apply(snap supervisor.Snapshot) {
+	prev := c.snap
+	c.snap = snap
+	if desk, ok := c.app.(desktop.App); ok {
+		if h := aggregate(snap); h != c.trayState {
+			c.trayState = h
+			desk.SetSystemTrayIcon(trayIcon(h))
+		}
+		menu := buildTrayMenu(snap, c.trayActions())
+		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
+			c.trayMenu = labels
+			desk.SetSystemTrayMenu(menu)
+		}
+	}
+	if c.main != nil {
+		c.main.Update(snap)
+	}
+	if len(prev.Servers) > 0 {
+		c.notify.Observe(prev, snap)
+	}
+}
+
+func menuLabels(m *fyne.Menu) []string {
+	var out []string
+	var walk func(m *fyne.Menu, prefix string)
+	walk = func(m *fyne.Menu, prefix string) {
+		for _, it := range m.Items {
+			out = append(out, fmt.Sprintf("%s%s|%v", prefix, it.Label, it.Disabled))
+			if it.ChildMenu != nil {
+				walk(it.ChildMenu, prefix+it.Label+">")
+			}
+		}
+	}
+	walk(m, "")
+	return out
+}
+
+func (c *controller) trayActions() trayActions {
+	return trayActions{
+		restart:     c.restart,
+		startStop:   c.startStop,
+		showDetails: func(name string) { c.openServer(name, "Overview") },
+		viewLog:     func(name string) { c.openServer(name, "Log") },
+		copyConfig:  c.copyConfig,
+		openMain:    c.openMain,
+		checkAll:    c.checkAll,
+		reload:      c.reloadConfig,
+	}
+}
+
+// do runs an engine command off the UI thread and reports a failure.
+func (c *controller) do(what string, fn func() error) {
+	go func() {
+		if err := fn(); err != nil {
+			fyne.Do(func() { c.showError(fmt.Errorf("%s: %w", what, err)) })
+		}
+	}()
+}
+
+func (c *controller) showError(err error) {
+	if c.win != nil && c.win.Content() != nil {
+		dialog.ShowError(err, c.win)
+		return
+	}
+	c.app.SendNotification(fyne.NewNotification("mcptray", err.Error()))
+}
+
+func (c *controller) restart(name string) {
+	c.do("restart "+name, func() error { return c.eng.Restart(name) })
+}
+
+func (c *controller) startStop(name string, start bool) {
+	if start {
+		c.do("start "+name, func() error { return c.eng.Start(name) })
+	} else {
+		c.do("stop "+name, func() error { return c.eng.Stop(name) })
+	}
+}
+
+func (c *controller) checkAll() {
+	c.do("check", func() error { return c.eng.CheckNow("") })
+}
+
+// reloadConfig reads servers.toml again and applies the difference.
+func (c *controller) reloadConfig() {
+	go func() {
+		cfg, err := registry.Load(c.cfgPath)
+		if err != nil {
+			fyne.Do(func() { c.showError(err) })
+			return
+		}
+		c.eng.Reload(cfg.Servers)
+		if cfg.HasErrors() {
+			var msgs []string
+			for _, d := range cfg.Diagnostics {
+				if d.Severity == registry.SeverityError {
+					msgs = append(msgs, d.String())
+				}
+			}
+			fyne.Do(func() { c.showError(errors.New(strings.Join(msgs, "\n"))) })
+		}
+	}()
+}
+
+// openMain shows the main window, creating it on first use (UI thread).
+func (c *controller) openMain() {
+	if c.win == nil {
+		c.win = c.app.NewWindow("mcptray")
+		c.win.SetIcon(assets.AppIcon)
+		c.main = newMainWindow(c, c.win)
+		c.win.SetContent(c.main.content)
+		c.win.Resize(fyne.NewSize(1100, 700))
+		// Closing hides: mcptray lives in the tray.
+		if _, ok := c.app.(desktop.App); ok {
+			c.win.SetCloseIntercept(c.win.Hide)
+		}
+		c.main.Update(c.snap)
+	}
+	c.win.Show()
+	c.win.RequestFocus()
+}
+
+// openServer opens the main window on a server's tab.
+func (c *controller) openServer(name, tab string) {
+	c.openMain()
+	c.main.selectServer(name)
+	c.main.showTab(tab)
+}
+
+// watchConfig applies edits made to servers.toml by hand until ctx ends.
+func (c *controller) watchConfig(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	// Watch the folder: editors replace the file by renaming.
+	if err := w.Add(filepath.Dir(c.cfgPath)); err != nil {
+		return err
+	}
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-w.Events:
+			if filepath.Clean(ev.Name) == filepath.Clean(c.cfgPath) {
+				debounce = time.After(300 * time.Millisecond)
+			}
+		case err := <-w.Errors:
+			return err
+		case <-debounce:
+			cfg, err := registry.Load(c.cfgPath)
+			if err != nil {
+				// Keep running what runs; say why the edit was not applied.
+				c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", err.Error()))
+				continue
+			}
+			c.eng.Reload(cfg.Servers)
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"mcptray/registry"
+	"mcptray/registry/clients"
+)
+
+func init() {
+	// The tray's "Copy config for" submenu: the clients people use most.
+	copyClients = func() [][2]string {
+		var out [][2]string
+		for _, id := range []string{"claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "codex", "gemini", "zed", "generic"} {
+			if c, err := clients.Lookup(id); err == nil {
+				out = append(out, [2]string{c.ID, c.Name})
+			}
+		}
+		return out
+	}
+}
+
+// configServers reads the servers to export from servers.toml as written
+// (references unexpanded), so secrets stay references.
+func (c *controller) configServers(names []string) ([]*registry.Server, error) {
+	cfg, err := registry.Load(c.cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []*registry.Server
+	for _, s := range cfg.Servers {
+		if len(names) == 0 || slices.Contains(names, s.Name) {
+			if !s.Valid() {
+				return nil, fmt.Errorf("%s is not valid: %w", s.Name, s.Invalid)
+			}
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no servers to export")
+	}
+	return out, nil
+}
+
+// copyConfig puts one server's snippet for a client on the clipboard.
+func (c *controller) copyConfig(name, clientID string) {
+	go func() {
+		cl, err := clients.Lookup(clientID)
+		if err == nil {
+			var servers []*registry.Server
+			if servers, err = c.configServers([]string{name}); err == nil {
+				var res *clients.Result
+				if res, err = cl.Snippet(servers, c.clientOptions()); err == nil {
+					fyne.Do(func() {
+						c.app.Clipboard().SetContent(string(res.Data))
+						body := "Paste it into " + cl.Name + "'s config."
+						if len(res.Warnings) > 0 {
+							body = strings.Join(res.Warnings, " ")
+						}
+						c.app.SendNotification(fyne.NewNotification("Copied "+name+" for "+cl.Name, body))
+					})
+					return
+				}
+			}
+		}
+		fyne.Do(func() { c.showError(fmt.Errorf("copy config for %s: %w", clientID, err)) })
+	}()
+}
+
+// clientOptions are the export options for this machine: commands resolve
+// through the login shell's PATH, as GUI clients need.
+func (c *controller) clientOptions() *clients.Options {
+	return exportOptions(context.Background(), c.env)
+}
+
+// exportDialog picks a client and servers, shows the snippet, and copies,
+// installs (after showing the diff) or opens the client's install link.
+type exportDialog struct {
+	c       *controller
+	client  *widget.Select
+	servers *widget.CheckGroup
+	snippet *widget.Entry
+	notes   *widget.Label
+	path    *widget.Label
+	install *widget.Button
+	link    *widget.Button
+	copyBtn *widget.Button
+	byName  map[string]*clients.Client
+	content fyne.CanvasObject
+}
+
+func (c *controller) showExport(name string) {
+	c.openMain()
+	all, err := c.configServers(nil)
+	if err != nil {
+		c.showError(err)
+		return
+	}
+	e := c.newExportDialog(all, name)
+	d := dialog.NewCustom("Export to an AI client", "Close", e.content, c.win)
+	d.Resize(fyne.NewSize(820, 640))
+	d.Show()
+}
+
+func (c *controller) newExportDialog(all []*registry.Server, name string) *exportDialog {
+	e := &exportDialog{c: c, byName: map[string]*clients.Client{}}
+	var labels []string
+	for _, cl := range clients.All() {
+		labels = append(labels, cl.Name)
+		e.byName[cl.Name] = cl
+	}
+	var names []string
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	e.servers = widget.NewCheckGroup(names, func([]string) { e.render() })
+	e.servers.Horizontal = true
+	if name != "" {
+		e.servers.SetSelected([]string{name})
+	} else {
+		e.servers.SetSelected(names)
+	}
+	e.snippet = widget.NewMultiLineEntry()
+	e.snippet.TextStyle.Monospace = true
+	e.snippet.Wrapping = fyne.TextWrapOff
+	e.snippet.SetMinRowsVisible(14)
+	e.notes = widget.NewLabel("")
+	e.notes.Wrapping = fyne.TextWrapWord
+	e.path = widget.NewLabel("")
+	e.path.Truncation = fyne.TextTruncateEllipsis
+	e.copyBtn = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
+		c.app.Clipboard().SetContent(e.snippet.Text)
+		e.notes.SetText("Copied to the clipboard.\n" + e.notes.Text)
+	})
+	e.install = widget.NewButtonWithIcon("Install…", theme.DocumentSaveIcon(), e.confirmInstall)
+	e.link = widget.NewButtonWithIcon("Open install link", theme.ComputerIcon(), e.openLink)
+	e.client = widget.NewSelect(labels, func(string) { e.render() })
+	e.client.SetSelected(labels[0])
+
+	top := container.New(layoutForm(),
+		widget.NewLabel("Client"), e.client,
+		widget.NewLabel("Servers"), e.servers,
+		widget.NewLabel("File"), e.path)
+	e.content = container.NewBorder(top, container.NewVBox(e.notes, container.NewHBox(e.copyBtn, e.install, e.link)), nil, nil, e.snippet)
+	return e
+}
+
+func (e *exportDialog) selected() (*clients.Client, []*registry.Server, error) {
+	cl := e.byName[e.client.Selected]
+	if cl == nil {
+		return nil, nil, errors.New("pick a client")
+	}
+	if len(e.servers.Selected) == 0 {
+		return cl, nil, errors.New("pick at least one server")
+	}
+	servers, err := e.c.configServers(e.servers.Selected)
+	return cl, servers, err
+}
+
+// render shows the snippet for the current choice (UI thread; the work is
+// small and local).
+func (e *exportDialog) render() {
+	if e.snippet == nil || e.client == nil {
+		return
+	}
+	cl, servers, err := e.selected()
+	if cl != nil {
+		setEnabled(e.install, cl.HasFile() && err == nil)
+		setEnabled(e.link, cl.HasDeepLink() && err == nil)
+		if p, perr := cl.Path(e.c.clientOptions()); perr == nil {
+			e.path.SetText(p)
+		} else {
+			e.path.SetText("–")
+		}
+	}
+	if err != nil {
+		e.snippet.SetText("")
+		e.notes.SetText(err.Error())
+		setEnabled(e.copyBtn, false)
+		return
+	}
+	res, err := cl.Snippet(servers, e.c.clientOptions())
+	if err != nil {
+		e.snippet.SetText("")
+		e.notes.SetText(err.Error())
+		setEnabled(e.copyBtn, false)
+		return
+	}
+	setEnabled(e.copyBtn, true)
+	e.snippet.SetText(string(res.Data))
+	e.notes.SetText(strings.Join(append(slices.Clone(res.Warnings), res.Notes...), "\n"))
+}
+
+func setEnabled(w fyne.Disableable, on bool) {
+	if on {
+		w.Enable()
+	} else {
+		w.Disable()
+	}
+}
+
+// confirmInstall shows the diff and the target file, then writes it.
+func (e *exportDialog) confirmInstall() {
+	cl, servers, err := e.selected()
+	if err != nil {
+		e.c.showError(err)
+		return
+	}
+	opts := e.c.clientOptions()
+	ch, err := cl.Install(servers, opts, &clients.FileOptions{DryRun: true})
+	if err != nil {
+		e.c.showError(err)
+		return
+	}
+	if !ch.Changed() {
+		dialog.ShowInformation("Nothing to change", ch.Path+" already holds these entries.", e.c.win)
+		return
+	}
+	diff := widget.NewMultiLineEntry()
+	diff.TextStyle.Monospace = true
+	diff.Wrapping = fyne.TextWrapOff
+	diff.SetText(ch.Diff())
+	diff.SetMinRowsVisible(16)
+	msg := widget.NewLabel("mcptray will write " + ch.Path + " and keep the previous version beside it.")
+	msg.Wrapping = fyne.TextWrapWord
+	body := container.NewBorder(msg, nil, nil, nil, diff)
+	d := dialog.NewCustomConfirm("Install into "+cl.Name, "Install", "Cancel", body, func(ok bool) {
+		if !ok {
+			return
+		}
+		ch, err := cl.Install(servers, opts, nil)
+		if err != nil {
+			e.c.showError(err)
+			return
+		}
+		info := "Wrote " + ch.Path
+		if ch.Backup != "" {
+			info += "\nBackup: " + ch.Backup
+		}
+		e.notes.SetText(info)
+	}, e.c.win)
+	d.Resize(fyne.NewSize(780, 560))
+	d.Show()
+}
+
+func (e *exportDialog) openLink() {
+	cl, servers, err := e.selected()
+	if err == nil {
+		var res *clients.Result
+		if res, err = cl.DeepLinks(servers, e.c.clientOptions()); err == nil {
+			for _, line := range strings.Split(strings.TrimSpace(string(res.Data)), "\n") {
+				u, perr := url.Parse(strings.TrimSpace(line))
+				if perr != nil {
+					err = perr
+					break
+				}
+				if oerr := e.c.app.OpenURL(u); oerr != nil {
+					err = oerr
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		e.c.showError(err)
+	}
+}
+
+// showImport reads a client's config file and, after a preview, adds its
+// servers to servers.toml.
+func (c *controller) showImport() {
+	c.openMain()
+	var labels []string
+	byName := map[string]*clients.Client{}
+	for _, cl := range clients.All() {
+		labels = append(labels, cl.Name)
+		byName[cl.Name] = cl
+	}
+	path := widget.NewEntry()
+	replace := widget.NewCheck("Replace servers with the same name", nil)
+	preview := widget.NewLabel("")
+	preview.Wrapping = fyne.TextWrapWord
+	preview.TextStyle.Monospace = true
+	var found []*registry.Server
+	var importBtn *widget.Button
+	current := byName[labels[0]]
+	load := func() {
+		found = nil
+		importBtn.Disable()
+		cl := current
+		data, err := os.ReadFile(path.Text)
+		if err != nil {
+			preview.SetText(err.Error())
+			return
+		}
+		imp, err := cl.Import(path.Text, data, c.clientOptions())
+		if err != nil {
+			preview.SetText(err.Error())
+			return
+		}
+		var b strings.Builder
+		for _, s := range imp.Servers {
+			b.WriteString("+ " + s.Name + "  ")
+			if s.IsRemote() {
+				b.WriteString(s.URL + "\n")
+			} else {
+				b.WriteString(shellJoin(append([]string{s.Command}, s.Args...)) + "\n")
+			}
+		}
+		for _, w := range imp.Warnings {
+			b.WriteString("! " + w + "\n")
+		}
+		if len(imp.Servers) == 0 {
+			b.WriteString("no servers in this file\n")
+		}
+		preview.SetText(b.String())
+		found = imp.Servers
+		setEnabled(importBtn, len(found) > 0)
+	}
+	client := widget.NewSelect(labels, func(l string) {
+		current = byName[l]
+		if p, err := byName[l].Path(c.clientOptions()); err == nil {
+			path.SetText(p)
+		}
+	})
+	path.OnChanged = func(string) {
+		if importBtn != nil {
+			load()
+		}
+	}
+	importBtn = widget.NewButtonWithIcon("Import", theme.DownloadIcon(), nil)
+	var d *dialog.CustomDialog
+	importBtn.OnTapped = func() {
+		var skipped []string
+		err := c.updateConfig(func(cfg *registry.Config) error {
+			for _, s := range found {
+				if i := slices.IndexFunc(cfg.Servers, func(o *registry.Server) bool { return o.Name == s.Name }); i >= 0 {
+					if replace.Checked {
+						cfg.Servers[i] = s
+					} else {
+						skipped = append(skipped, s.Name)
+					}
+					continue
+				}
+				cfg.Servers = append(cfg.Servers, s)
+			}
+			return nil
+		})
+		if err != nil {
+			c.showError(err)
+			return
+		}
+		d.Hide()
+		if len(skipped) > 0 {
+			dialog.ShowInformation("Imported", "Skipped (already in servers.toml): "+strings.Join(skipped, ", ")+
+				".\nTick \"Replace servers with the same name\" to overwrite them.", c.win)
+		}
+	}
+	client.SetSelected(labels[0])
+	load()
+	top := container.New(layoutForm(), widget.NewLabel("Client"), client, widget.NewLabel("File"), path, widget.NewLabel(""), replace)
+	content := container.NewBorder(top, nil, nil, nil, container.NewVScroll(preview))
+	d = dialog.NewCustomWithoutButtons("Import from an AI client", content, c.win)
+	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), importBtn})
+	d.Resize(fyne.NewSize(760, 520))
+	d.Show()
+}
+
+// exportOptions are the client options for this machine with every default:
+// user scope, this OS, commands resolved on the login shell's PATH.
+func exportOptions(ctx context.Context, env *Env) *clients.Options {
+	var none string
+	f := &clientFlags{client: &none, scope: &none}
+	o, _ := f.options(ctx, env) // cannot fail without flags
+	return o
+}

@@ -1,0 +1,211 @@
+package app
+
+import (
+	"strings"
+	"sync"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"mcptray/supervisor"
+)
+
+// logViewLimit caps the lines the log view keeps (the engine's ring holds
+// the full history up to its own cap).
+const logViewLimit = 10000
+
+// logView shows one server's stderr: follow, pause, search, copy, save. It
+// polls the engine at most a few times a second and appends in batches, so a
+// server writing megabytes a second does not freeze the UI.
+type logView struct {
+	eng    Engine
+	window func() fyne.Window
+
+	mu     sync.Mutex // guards server and since, read by the poller
+	server string
+	since  uint64
+
+	// UI-thread state.
+	lines    []supervisor.LogLine
+	shown    []int // indexes into lines that match the filter
+	filter   string
+	paused   bool
+	follow   bool
+	list     *widget.List
+	search   *widget.Entry
+	status   *widget.Label
+	followCh *widget.Check
+	pauseBtn *widget.Button
+	content  fyne.CanvasObject
+}
+
+func newLogView(eng Engine, window func() fyne.Window) *logView {
+	v := &logView{eng: eng, window: window, follow: true}
+	v.list = widget.NewList(
+		func() int { return len(v.shown) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.TextStyle = fyne.TextStyle{Monospace: true}
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			if id < len(v.shown) {
+				ln := v.lines[v.shown[id]]
+				o.(*widget.Label).SetText(ln.Time.Format("15:04:05.000") + "  " + ln.Text)
+			}
+		})
+	v.list.OnSelected = func(id widget.ListItemID) {
+		// Selecting a line stops following, so it stays in view.
+		v.followCh.SetChecked(false)
+	}
+	v.search = widget.NewEntry()
+	v.search.SetPlaceHolder("Search the log")
+	v.search.OnChanged = func(s string) { v.filter = strings.ToLower(s); v.refilter() }
+	v.followCh = widget.NewCheck("Follow", nil)
+	v.followCh.Checked = true
+	v.followCh.OnChanged = func(b bool) {
+		v.follow = b
+		if b {
+			v.scrollToEnd()
+		}
+	}
+	v.pauseBtn = widget.NewButtonWithIcon("Pause", theme.MediaPauseIcon(), nil)
+	v.pauseBtn.OnTapped = func() {
+		v.paused = !v.paused
+		if v.paused {
+			v.pauseBtn.SetText("Resume")
+			v.pauseBtn.SetIcon(theme.MediaPlayIcon())
+		} else {
+			v.pauseBtn.SetText("Pause")
+			v.pauseBtn.SetIcon(theme.MediaPauseIcon())
+			v.refilter()
+		}
+	}
+	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
+		fyne.CurrentApp().Clipboard().SetContent(v.text())
+		v.status.SetText("copied " + plural(len(v.shown), "line"))
+	})
+	saveBtn := widget.NewButtonWithIcon("Save…", theme.DocumentSaveIcon(), v.save)
+	v.status = widget.NewLabel("")
+	v.status.Importance = widget.LowImportance
+	bar := container.NewBorder(nil, nil, nil, container.NewHBox(v.followCh, v.pauseBtn, copyBtn, saveBtn), v.search)
+	v.content = container.NewBorder(bar, v.status, nil, nil, v.list)
+	return v
+}
+
+// SetServer switches the view to another server (UI thread).
+func (v *logView) SetServer(name string) {
+	v.mu.Lock()
+	changed := v.server != name
+	v.server = name
+	if changed {
+		v.since = 0
+	}
+	v.mu.Unlock()
+	if changed {
+		v.lines, v.shown = nil, nil
+		v.list.UnselectAll()
+		v.list.Refresh()
+		v.status.SetText("")
+	}
+}
+
+// poll fetches new lines (any goroutine) and hands them to the UI thread.
+func (v *logView) poll() {
+	v.mu.Lock()
+	name, since := v.server, v.since
+	v.mu.Unlock()
+	if name == "" {
+		return
+	}
+	lines, next := v.eng.Log(name, since)
+	if len(lines) == 0 {
+		return
+	}
+	v.mu.Lock()
+	if v.server != name || v.since != since {
+		v.mu.Unlock()
+		return // switched server meanwhile
+	}
+	v.since = next
+	v.mu.Unlock()
+	fyne.Do(func() { v.append(name, lines) })
+}
+
+func (v *logView) append(name string, lines []supervisor.LogLine) {
+	v.mu.Lock()
+	current := v.server == name
+	v.mu.Unlock()
+	if !current {
+		return
+	}
+	// While paused, lines are kept but the display stays still.
+	v.lines = append(v.lines, lines...)
+	v.trim()
+	if !v.paused {
+		v.refilter()
+	}
+}
+
+func (v *logView) trim() {
+	if over := len(v.lines) - logViewLimit; over > 0 {
+		v.lines = append(v.lines[:0:0], v.lines[over:]...)
+	}
+}
+
+func (v *logView) refilter() {
+	v.shown = v.shown[:0]
+	for i, l := range v.lines {
+		if v.filter == "" || strings.Contains(strings.ToLower(l.Text), v.filter) {
+			v.shown = append(v.shown, i)
+		}
+	}
+	v.list.Refresh()
+	if v.follow {
+		v.scrollToEnd()
+	}
+	v.status.SetText(plural(len(v.shown), "line"))
+}
+
+func (v *logView) scrollToEnd() {
+	if n := len(v.shown); n > 0 {
+		v.list.ScrollTo(n - 1)
+	}
+}
+
+// text is the shown lines, as a person would paste them.
+func (v *logView) text() string {
+	var b strings.Builder
+	for _, i := range v.shown {
+		l := v.lines[i]
+		b.WriteString(l.Time.Format("2006-01-02T15:04:05.000Z07:00") + " " + l.Text + "\n")
+	}
+	return b.String()
+}
+
+func (v *logView) save() {
+	w := v.window()
+	if w == nil {
+		return
+	}
+	data := v.text()
+	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+		if err != nil || wc == nil {
+			return
+		}
+		defer wc.Close()
+		if _, err := wc.Write([]byte(data)); err != nil {
+			dialog.ShowError(err, w)
+			return
+		}
+		v.status.SetText("saved to " + wc.URI().Path())
+	}, w)
+	v.mu.Lock()
+	d.SetFileName(v.server + ".log")
+	v.mu.Unlock()
+	d.Show()
+}

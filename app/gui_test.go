@@ -1,0 +1,456 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"mcptray/healthcheck"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// fakeEngine satisfies Engine for UI tests: it serves a fixed snapshot and
+// records the commands it gets.
+type fakeEngine struct {
+	mu       sync.Mutex
+	snap     supervisor.Snapshot
+	calls    []string
+	logs     map[string][]supervisor.LogLine
+	reloads  [][]*registry.Server
+	changes  chan struct{}
+	fail     error
+	commands chan string
+}
+
+func newFakeEngine(snap supervisor.Snapshot) *fakeEngine {
+	return &fakeEngine{snap: snap, logs: map[string][]supervisor.LogLine{}, changes: make(chan struct{}, 1), commands: make(chan string, 100)}
+}
+
+func (f *fakeEngine) Snapshot() supervisor.Snapshot { f.mu.Lock(); defer f.mu.Unlock(); return f.snap }
+func (f *fakeEngine) Changes() <-chan struct{}      { return f.changes }
+func (f *fakeEngine) record(c string) error {
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	err := f.fail
+	f.mu.Unlock()
+	f.commands <- c
+	return err
+}
+func (f *fakeEngine) Start(n string) error    { return f.record("start " + n) }
+func (f *fakeEngine) Stop(n string) error     { return f.record("stop " + n) }
+func (f *fakeEngine) Restart(n string) error  { return f.record("restart " + n) }
+func (f *fakeEngine) CheckNow(n string) error { return f.record("check " + n) }
+func (f *fakeEngine) Reload(s []*registry.Server) {
+	f.mu.Lock()
+	f.reloads = append(f.reloads, s)
+	f.mu.Unlock()
+	f.record("reload")
+}
+func (f *fakeEngine) Log(name string, since uint64) ([]supervisor.LogLine, uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []supervisor.LogLine
+	next := since
+	for _, l := range f.logs[name] {
+		if l.Seq > since {
+			out = append(out, l)
+			next = l.Seq
+		}
+	}
+	return out, next
+}
+
+// waitCommand waits for the engine to get a command.
+func (f *fakeEngine) waitCommand(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case c := <-f.commands:
+			if c == want {
+				return
+			}
+		case <-deadline:
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			t.Fatalf("engine never got %q; got %v", want, f.calls)
+		}
+	}
+}
+
+var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func init() {
+	// Goldens show times; make them the same on every machine.
+	time.Local = time.UTC
+}
+
+// sampleSnapshot holds a server in every state the UI distinguishes.
+func sampleSnapshot() supervisor.Snapshot {
+	demo := &registry.Server{Name: "demo", Command: "/usr/local/bin/mcptray", Args: []string{"serve-demo"}, Autostart: true}
+	report := &healthcheck.Report{
+		Era: healthcheck.EraModern, EraSource: "server/discover answered", ProtocolVersion: "2026-07-28",
+		ServerInfo:   healthcheck.ServerInfo{Name: "mcptray-demo", Version: "1.0.0", Title: "mcptray demo"},
+		Capabilities: json.RawMessage(`{"tools":{"listChanged":true},"resources":{},"prompts":{}}`),
+		Instructions: "A demo server.",
+		Tools: []healthcheck.Tool{
+			{Name: "echo", Description: "Repeats the message back.", InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}}}`)},
+			{Name: "add", Description: "Adds two numbers."},
+			{Name: "time", Description: "Tells the current time."},
+		},
+		Resources: []healthcheck.Resource{{URI: "demo://readme", Name: "readme", MIMEType: "text/plain"}},
+		Prompts:   []healthcheck.Prompt{{Name: "greet", Description: "A greeting.", Arguments: []healthcheck.PromptArgument{{Name: "name", Required: true}}}},
+	}
+	st := func(name string, state supervisor.State, srv *registry.Server) supervisor.ServerState {
+		if srv == nil {
+			srv = &registry.Server{Name: name, Command: "x", Autostart: true}
+		}
+		return supervisor.ServerState{Name: name, Server: srv, Transport: srv.Transport(), State: state, Since: t0, Reason: "because"}
+	}
+	ready := st("demo", supervisor.StateReady, demo)
+	ready.PID, ready.StartedAt, ready.Report, ready.Command = 4242, t0, report, "/usr/local/bin/mcptray"
+	ready.Probes = healthcheck.ProbeStats{Count: 3, Last: 3 * time.Millisecond, Min: time.Millisecond, Median: 2 * time.Millisecond, P95: 3 * time.Millisecond,
+		Recent: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond}}
+	crash := st("github", supervisor.StateCrashLooping, nil)
+	crash.LastExit = &supervisor.ExitInfo{Code: 1, Uptime: time.Second, Time: t0}
+	crash.Restarts = 5
+	crash.Diagnosis = &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "github exited with code 1 during startup.", Fix: "Set GITHUB_TOKEN."}
+	failed := st("missing", supervisor.StateFailed, nil)
+	failed.Diagnosis = &healthcheck.Diagnosis{Code: healthcheck.CodeCommandNotFound, Message: "nosuchcmd was not found on PATH."}
+	backoff := st("flaky", supervisor.StateBackoff, nil)
+	backoff.LastExit = &supervisor.ExitInfo{Code: -1, Signal: "SIGKILL", Time: t0}
+	stopped := st("idle", supervisor.StateStopped, nil)
+	return supervisor.Snapshot{Time: t0, Servers: []supervisor.ServerState{ready, crash, failed, backoff, stopped}}
+}
+
+func TestAggregate(t *testing.T) {
+	mk := func(states ...supervisor.State) supervisor.Snapshot {
+		var s supervisor.Snapshot
+		for i, st := range states {
+			s.Servers = append(s.Servers, supervisor.ServerState{Name: fmt.Sprint(i), State: st, Server: &registry.Server{}})
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		states []supervisor.State
+		want   health
+	}{
+		{nil, healthIdle},
+		{[]supervisor.State{supervisor.StateStopped, supervisor.StateStopped}, healthIdle},
+		{[]supervisor.State{supervisor.StateReady, supervisor.StateStopped}, healthReady},
+		{[]supervisor.State{supervisor.StateReady, supervisor.StateStarting}, healthWarn},
+		{[]supervisor.State{supervisor.StateReady, supervisor.StateDegraded}, healthWarn},
+		{[]supervisor.State{supervisor.StateBackoff, supervisor.StateReady}, healthWarn},
+		{[]supervisor.State{supervisor.StateReady, supervisor.StateFailed}, healthError},
+		{[]supervisor.State{supervisor.StateStarting, supervisor.StateUnhealthy}, healthError},
+		{[]supervisor.State{supervisor.StateCrashLooping}, healthError},
+	} {
+		if got := aggregate(mk(tt.states...)); got != tt.want {
+			t.Errorf("%v: %v, want %v", tt.states, got, tt.want)
+		}
+	}
+	// A disabled server does not count.
+	s := mk(supervisor.StateReady, supervisor.StateFailed)
+	s.Servers[1].Server.Disabled = true
+	if got := aggregate(s); got != healthReady {
+		t.Errorf("disabled failed server counted: %v", got)
+	}
+}
+
+func TestTrayMenu(t *testing.T) {
+	test.NewTempApp(t)
+	var got []string
+	act := trayActions{
+		restart:     func(n string) { got = append(got, "restart "+n) },
+		startStop:   func(n string, start bool) { got = append(got, fmt.Sprintf("startStop %s %v", n, start)) },
+		showDetails: func(n string) { got = append(got, "details "+n) },
+		viewLog:     func(n string) { got = append(got, "log "+n) },
+		copyConfig:  func(n, c string) { got = append(got, "copy "+n+" "+c) },
+		openMain:    func() { got = append(got, "open") },
+		checkAll:    func() { got = append(got, "check") },
+		reload:      func() { got = append(got, "reload") },
+	}
+	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
+	menu := buildTrayMenu(sampleSnapshot(), act)
+	var labels []string
+	for _, it := range menu.Items {
+		labels = append(labels, it.Label)
+	}
+	want := []string{
+		"demo: ready, 3 tools, 3.0 ms",
+		"github: crash-looping, exit 1",
+		"missing: failed, command-not-found",
+		"flaky: backoff, SIGKILL",
+		"idle: stopped",
+		"", "Open mcptray", "Check all now", "Reload config",
+	}
+	if !slices.Equal(labels, want) {
+		t.Errorf("labels:\n%q\nwant\n%q", labels, want)
+	}
+	sub := func(i int) []string {
+		var out []string
+		for _, it := range menu.Items[i].ChildMenu.Items {
+			out = append(out, it.Label)
+		}
+		return out
+	}
+	if s := sub(0); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
+		t.Errorf("ready submenu: %q", s)
+	}
+	if s := sub(4); s[1] != "Start" {
+		t.Errorf("stopped submenu: %q", s)
+	}
+	menu.Items[0].ChildMenu.Items[0].Action()
+	menu.Items[4].ChildMenu.Items[1].Action()
+	menu.Items[0].ChildMenu.Items[1].Action()
+	menu.Items[1].ChildMenu.Items[3].Action()
+	menu.Items[0].ChildMenu.Items[4].ChildMenu.Items[0].Action()
+	menu.Items[6].Action()
+	menu.Items[7].Action()
+	menu.Items[8].Action()
+	wantCalls := []string{"restart demo", "startStop idle true", "startStop demo false", "log github", "copy demo cursor", "open", "check", "reload"}
+	if !slices.Equal(got, wantCalls) {
+		t.Errorf("calls %q\nwant %q", got, wantCalls)
+	}
+}
+
+func newTestController(t *testing.T, eng Engine, cfgPath string) *controller {
+	t.Helper()
+	a := test.NewTempApp(t)
+	c := newController(a, eng, cfgPath, &Env{})
+	c.now = func() time.Time { return t0.Add(5 * time.Minute) }
+	c.openMain()
+	c.win.Resize(fyne.NewSize(1100, 700))
+	return c
+}
+
+func TestMainWindowShowsEveryState(t *testing.T) {
+	eng := newFakeEngine(sampleSnapshot())
+	c := newTestController(t, eng, "")
+	c.apply(eng.Snapshot())
+	m := c.main
+	if m.selected != "demo" {
+		t.Fatalf("first server not selected: %q", m.selected)
+	}
+	test.AssertRendersToMarkup(t, "main_ready.xml", c.win.Canvas())
+	if got := m.fields["Server"].Text; got != "mcptray-demo 1.0.0 (mcptray demo)" {
+		t.Errorf("server field = %q", got)
+	}
+	if got := m.fields["Protocol"].Text; !strings.Contains(got, "2026-07-28 · modern") {
+		t.Errorf("protocol field = %q", got)
+	}
+	if m.tabs.Items[1].Text != "Tools (3)" || len(m.tools.shown) != 3 {
+		t.Errorf("tools tab %q, %d shown", m.tabs.Items[1].Text, len(m.tools.shown))
+	}
+	// Searching tools narrows the list; selecting shows the input schema.
+	test.Type(m.tools.search, "ech")
+	if len(m.tools.shown) != 1 {
+		t.Fatalf("search: %d shown", len(m.tools.shown))
+	}
+	m.tools.list.Select(0)
+	if !strings.Contains(m.tools.detail.Text, `"message"`) {
+		t.Errorf("schema not shown: %q", m.tools.detail.Text)
+	}
+
+	m.selectServer("github")
+	if !m.diagCard.Visible() || m.diagCard.Title != "exited-during-startup" || !strings.Contains(m.diagText.Text, "Set GITHUB_TOKEN.") {
+		t.Errorf("diagnosis card: visible=%v title=%q text=%q", m.diagCard.Visible(), m.diagCard.Title, m.diagText.Text)
+	}
+	if m.startStop.Text != "Start" {
+		t.Errorf("crash-looping server offers %q", m.startStop.Text)
+	}
+	test.AssertRendersToMarkup(t, "main_crashlooping.xml", c.win.Canvas())
+
+	test.Tap(m.startStop)
+	eng.waitCommand(t, "start github")
+	test.Tap(m.restart)
+	eng.waitCommand(t, "restart github")
+	m.selectServer("demo")
+	test.Tap(m.startStop)
+	eng.waitCommand(t, "stop demo")
+}
+
+func TestLogView(t *testing.T) {
+	eng := newFakeEngine(sampleSnapshot())
+	for i := 1; i <= 30; i++ {
+		eng.logs["demo"] = append(eng.logs["demo"], supervisor.LogLine{Seq: uint64(i), Time: t0, Text: fmt.Sprintf("line %d %s", i, map[bool]string{true: "ERROR", false: "info"}[i%10 == 0])})
+	}
+	c := newTestController(t, eng, "")
+	c.apply(eng.Snapshot())
+	lv := c.main.log
+	lv.SetServer("demo")
+	lv.poll() // on the test driver, fyne.Do runs at once
+	if len(lv.shown) != 30 {
+		t.Fatalf("shown %d", len(lv.shown))
+	}
+	test.Type(lv.search, "error")
+	if len(lv.shown) != 3 || !strings.Contains(lv.text(), "line 20 ERROR") {
+		t.Errorf("search: %d shown\n%s", len(lv.shown), lv.text())
+	}
+	lv.search.SetText("")
+	test.Tap(lv.pauseBtn)
+	lv.append("demo", []supervisor.LogLine{{Seq: 31, Time: t0, Text: "while paused"}})
+	if len(lv.shown) != 30 {
+		t.Errorf("paused view changed: %d", len(lv.shown))
+	}
+	test.Tap(lv.pauseBtn)
+	if len(lv.shown) != 31 {
+		t.Errorf("resume did not show kept lines: %d", len(lv.shown))
+	}
+	// The view keeps at most logViewLimit lines.
+	big := make([]supervisor.LogLine, logViewLimit+500)
+	for i := range big {
+		big[i] = supervisor.LogLine{Seq: uint64(100 + i), Text: "x"}
+	}
+	lv.append("demo", big)
+	if len(lv.lines) != logViewLimit {
+		t.Errorf("kept %d lines", len(lv.lines))
+	}
+	// Another server's lines arriving late are ignored.
+	lv.SetServer("github")
+	lv.append("demo", []supervisor.LogLine{{Seq: 1, Text: "late"}})
+	if len(lv.lines) != 0 {
+		t.Errorf("late lines from another server shown")
+	}
+}
+
+func TestServerFormValidatesAsYouType(t *testing.T) {
+	test.NewTempApp(t)
+	f := newServerForm(nil, []string{"demo"})
+	w := test.NewTempWindow(t, f.content)
+	w.Resize(fyne.NewSize(640, 620))
+	valid := true
+	f.onValid = func(ok bool) { valid = ok }
+
+	test.Type(f.name, "demo")
+	if valid || !strings.Contains(f.problems.Text, `a server called "demo" already exists`) {
+		t.Errorf("duplicate name: valid=%v %q", valid, f.problems.Text)
+	}
+	f.name.SetText("bad name!")
+	test.Type(f.command, "npx")
+	if valid || !strings.Contains(f.problems.Text, "name must be 1-64 letters") {
+		t.Errorf("bad name: %q", f.problems.Text)
+	}
+	f.name.SetText("fs")
+	f.env.SetText("NOEQUALS")
+	if valid || !strings.Contains(f.problems.Text, "Environment line 1: write KEY=VALUE") {
+		t.Errorf("bad env: %q", f.problems.Text)
+	}
+	f.env.SetText("API_TOKEN=abc123")
+	if !strings.Contains(f.problems.Text, "literal secret") {
+		t.Errorf("no literal-secret hint: %q", f.problems.Text)
+	}
+	f.env.SetText("API_TOKEN=${env:API_TOKEN}")
+	f.args.SetText("-y\n@modelcontextprotocol/server-filesystem\n~/docs")
+	if !valid || f.problems.Text != "" {
+		t.Errorf("valid stdio form: %v %q", valid, f.problems.Text)
+	}
+	s, _ := f.server()
+	if s.Command != "npx" || len(s.Args) != 3 || s.Env["API_TOKEN"] != "${env:API_TOKEN}" || !s.Autostart {
+		t.Errorf("server = %+v", s)
+	}
+
+	f.kind.SetSelected(kindRemote)
+	test.Type(f.url, "ftp://x")
+	if valid || !strings.Contains(f.problems.Text, "must start with http:// or https://") {
+		t.Errorf("bad url: %q", f.problems.Text)
+	}
+	f.url.SetText("https://example.com/mcp")
+	f.headers.SetText("Authorization: Bearer ${env:TOKEN}")
+	f.transport.SetSelected(transportChoices[1])
+	if !valid {
+		t.Errorf("valid remote form: %q", f.problems.Text)
+	}
+	s, _ = f.server()
+	if s.URL != "https://example.com/mcp" || s.TransportName != registry.TransportSSE || s.Headers["Authorization"] != "Bearer ${env:TOKEN}" || s.Command != "" {
+		t.Errorf("remote server = %+v", s)
+	}
+	test.AssertRendersToMarkup(t, "form_remote.xml", w.Canvas())
+}
+
+func TestEditSaveAndRemoveGoThroughReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, []byte("# mine\n[servers.a]\ncommand = \"x\"\n\n[servers.b]\ncommand = \"y\"\n"), 0o600)
+	eng := newFakeEngine(sampleSnapshot())
+	c := newTestController(t, eng, path)
+
+	if err := c.saveServer("", &registry.Server{Name: "new", URL: "http://127.0.0.1:9/mcp", Autostart: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.saveServer("a", &registry.Server{Name: "a", Command: "x", Args: []string{"--v"}, Autostart: true}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := registry.Load(path)
+	var names []string
+	for _, s := range cfg.Servers {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"a", "b", "new"}) || cfg.Server("a").Args[0] != "--v" {
+		t.Errorf("saved config: %v %+v", names, cfg.Server("a"))
+	}
+	if len(eng.reloads) != 2 || len(eng.reloads[1]) != 3 {
+		t.Errorf("reloads: %d", len(eng.reloads))
+	}
+	if bak, _ := os.ReadFile(path + ".bak"); !strings.Contains(string(bak), "--v") && !strings.Contains(string(bak), "new") {
+		t.Errorf("no backup: %q", bak)
+	}
+	// A file that no longer loads is not touched.
+	os.WriteFile(path, []byte("[servers.a\n"), 0o600)
+	if err := c.saveServer("", &registry.Server{Name: "z", Command: "z", Autostart: true}); err == nil || !strings.Contains(err.Error(), "was not changed") {
+		t.Errorf("broken file: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "[servers.a\n" {
+		t.Errorf("broken file changed: %q", b)
+	}
+}
+
+func TestNotifications(t *testing.T) {
+	a := test.NewTempApp(t)
+	now := t0
+	n := newNotifier(a, func() time.Time { return now })
+	prev := sampleSnapshot()
+	next := sampleSnapshot()
+	next.Servers[0].State = supervisor.StateBackoff // demo crashed
+	next.Servers[0].LastExit = &supervisor.ExitInfo{Code: -1, Signal: "SIGKILL", Uptime: time.Minute}
+	next.Servers[3].State = supervisor.StateReady // flaky recovered
+	n.Observe(prev, next)
+	if len(n.sent) != 2 || n.sent[0].title != "demo killed by SIGKILL after 1m0s" || n.sent[1].title != "flaky recovered" {
+		t.Fatalf("sent %+v", n.sent)
+	}
+	// The same server again within the rate limit: nothing.
+	n.Observe(next, prev)
+	n.Observe(prev, next)
+	if len(n.sent) != 2 {
+		t.Errorf("rate limit: %+v", n.sent)
+	}
+	now = now.Add(time.Minute)
+	n.SetEnabled(false)
+	n.Observe(prev, next)
+	if len(n.sent) != 2 {
+		t.Errorf("sent while switched off")
+	}
+	n.SetEnabled(true)
+	n.Observe(prev, next)
+	if len(n.sent) != 4 {
+		t.Errorf("after the limit: %d", len(n.sent))
+	}
+}
+
+func TestLatencyChartRenders(t *testing.T) {
+	test.NewTempApp(t)
+	c := newLatencyChart()
+	w := test.NewTempWindow(t, c)
+	w.Resize(fyne.NewSize(300, 150))
+	c.SetSamples([]time.Duration{time.Millisecond, 4 * time.Millisecond, 2 * time.Millisecond}, 4*time.Millisecond)
+	test.AssertRendersToMarkup(t, "latency_chart.xml", w.Canvas())
+}

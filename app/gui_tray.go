@@ -1,0 +1,87 @@
+package app
+
+import (
+	"fyne.io/fyne/v2"
+
+	"mcptray/assets"
+	"mcptray/supervisor"
+)
+
+// trayActions are what the tray menu's items do. Each runs on the UI thread
+// and must hand slow work to a goroutine.
+type trayActions struct {
+	restart     func(name string)
+	startStop   func(name string, start bool)
+	showDetails func(name string)
+	viewLog     func(name string)
+	copyConfig  func(name, clientID string)
+	openMain    func()
+	checkAll    func()
+	reload      func()
+}
+
+// copyClients lists the AI clients offered under "Copy config for"
+// (id, label); set by the client-config code.
+var copyClients = func() [][2]string { return nil }
+
+// buildTrayMenu renders a snapshot as the tray menu: one item per server
+// with its state in words and a submenu of actions, then the app's own
+// items. Fyne appends its own "Quit".
+func buildTrayMenu(snap supervisor.Snapshot, act trayActions) *fyne.Menu {
+	var items []*fyne.MenuItem
+	for i := range snap.Servers {
+		s := &snap.Servers[i]
+		name := s.Name
+		item := fyne.NewMenuItem(summary(s), func() { act.showDetails(name) })
+		var sub []*fyne.MenuItem
+		sub = append(sub, fyne.NewMenuItem("Restart", func() { act.restart(name) }))
+		if s.State.Alive() || s.State == supervisor.StateBackoff {
+			sub = append(sub, fyne.NewMenuItem("Stop", func() { act.startStop(name, false) }))
+		} else {
+			start := fyne.NewMenuItem("Start", func() { act.startStop(name, true) })
+			start.Disabled = s.Server != nil && !s.Server.Valid()
+			sub = append(sub, start)
+		}
+		sub = append(sub,
+			fyne.NewMenuItem("Show details", func() { act.showDetails(name) }),
+			fyne.NewMenuItem("View log", func() { act.viewLog(name) }),
+		)
+		if cl := copyClients(); len(cl) > 0 {
+			var clients []*fyne.MenuItem
+			for _, c := range cl {
+				id := c[0]
+				clients = append(clients, fyne.NewMenuItem(c[1], func() { act.copyConfig(name, id) }))
+			}
+			copyItem := fyne.NewMenuItem("Copy config for", nil)
+			copyItem.ChildMenu = fyne.NewMenu("", clients...)
+			sub = append(sub, copyItem)
+		}
+		item.ChildMenu = fyne.NewMenu("", sub...)
+		items = append(items, item)
+	}
+	if len(items) == 0 {
+		none := fyne.NewMenuItem("No servers configured", nil)
+		none.Disabled = true
+		items = append(items, none)
+	}
+	items = append(items,
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Open mcptray", act.openMain),
+		fyne.NewMenuItem("Check all now", act.checkAll),
+		fyne.NewMenuItem("Reload config", act.reload),
+	)
+	return fyne.NewMenu("mcptray", items...)
+}
+
+// trayIcon is the icon for an aggregate health.
+func trayIcon(h health) fyne.Resource {
+	switch h {
+	case healthReady:
+		return assets.TrayReady
+	case healthWarn:
+		return assets.TrayWarn
+	case healthError:
+		return assets.TrayError
+	}
+	return assets.TrayIdle
+}

@@ -1,0 +1,328 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"mcptray/healthcheck"
+	"mcptray/supervisor"
+)
+
+// mainWindow is the server list and the selected server's details. It only
+// reads snapshots; every button becomes a command through the controller.
+type mainWindow struct {
+	c    *controller
+	win  fyne.Window
+	snap supervisor.Snapshot
+
+	selected string
+	list     *widget.List
+
+	// Details of the selected server.
+	header     *widget.Label
+	badge      *canvas.Circle
+	stateLabel *widget.Label
+	startStop  *widget.Button
+	restart    *widget.Button
+	edit       *widget.Button
+	duplicate  *widget.Button
+	remove     *widget.Button
+	copyConfig *widget.Button
+
+	overview     *widget.Form
+	fields       map[string]*widget.Label
+	diagCard     *widget.Card
+	diagText     *widget.Label
+	instructions *widget.Label
+	caps         *widget.Label
+
+	tools, resources, templates, prompts *catalogView
+	report                               *healthcheck.Report // the one the catalogs show
+
+	log        *logView
+	chart      *latencyChart
+	chartStats *widget.Label
+	tabs       *container.AppTabs
+	content    fyne.CanvasObject
+}
+
+// overviewRows are the Overview tab's fields, in order.
+var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Latency"}
+
+func newMainWindow(c *controller, win fyne.Window) *mainWindow {
+	m := &mainWindow{c: c, win: win, fields: map[string]*widget.Label{}}
+	m.list = widget.NewList(
+		func() int { return len(m.snap.Servers) },
+		func() fyne.CanvasObject {
+			dot := canvas.NewCircle(stateColor(supervisor.StateStopped))
+			dotBox := container.NewGridWrap(fyne.NewSize(12, 12), dot)
+			name := widget.NewLabel("")
+			name.TextStyle.Bold = true
+			name.Truncation = fyne.TextTruncateEllipsis
+			line := widget.NewLabel("")
+			line.Importance = widget.LowImportance
+			line.Truncation = fyne.TextTruncateEllipsis
+			return container.NewBorder(nil, nil, container.NewCenter(dotBox), nil, container.NewVBox(name, line))
+		},
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			if id >= len(m.snap.Servers) {
+				return
+			}
+			s := &m.snap.Servers[id]
+			row := o.(*fyne.Container)
+			texts := row.Objects[0].(*fyne.Container)
+			texts.Objects[0].(*widget.Label).SetText(s.Name)
+			texts.Objects[1].(*widget.Label).SetText(listLine(s))
+			dot := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects[0].(*canvas.Circle)
+			dot.FillColor = stateColor(s.State)
+			dot.Refresh()
+		})
+	m.list.OnSelected = func(id widget.ListItemID) {
+		if id < len(m.snap.Servers) {
+			m.selectServer(m.snap.Servers[id].Name)
+		}
+	}
+
+	m.header = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	m.header.SizeName = theme.SizeNameSubHeadingText
+	m.badge = canvas.NewCircle(stateColor(supervisor.StateStopped))
+	m.stateLabel = widget.NewLabel("")
+	m.startStop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() { m.c.startStop(m.selected, m.startStop.Text == "Start") })
+	m.restart = widget.NewButtonWithIcon("Restart", theme.ViewRefreshIcon(), func() { m.c.restart(m.selected) })
+	m.edit = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() { m.c.editServer(m.selected, false) })
+	m.duplicate = widget.NewButtonWithIcon("Duplicate", theme.ContentCopyIcon(), func() { m.c.editServer(m.selected, true) })
+	m.remove = widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), func() { m.c.removeServer(m.selected) })
+	m.copyConfig = widget.NewButtonWithIcon("Export…", theme.UploadIcon(), func() { m.c.showExport(m.selected) })
+
+	m.overview = widget.NewForm()
+	for _, row := range overviewRows {
+		l := widget.NewLabel("")
+		l.Wrapping = fyne.TextWrapWord
+		l.Selectable = true
+		m.fields[row] = l
+		m.overview.Append(row, l)
+	}
+	m.diagText = widget.NewLabel("")
+	m.diagText.Wrapping = fyne.TextWrapWord
+	m.diagText.Selectable = true
+	m.diagCard = widget.NewCard("", "", m.diagText)
+	m.instructions = widget.NewLabel("")
+	m.instructions.Wrapping = fyne.TextWrapWord
+	m.instructions.Selectable = true
+	m.caps = widget.NewLabel("")
+	m.caps.Wrapping = fyne.TextWrapWord
+	m.caps.TextStyle.Monospace = true
+	overview := container.NewVScroll(container.NewVBox(
+		m.diagCard,
+		m.overview,
+		widget.NewCard("Capabilities", "as the server declared them", m.caps),
+		widget.NewCard("Instructions", "", m.instructions),
+	))
+
+	m.tools = newCatalogView("tools")
+	m.resources = newCatalogView("resources")
+	m.templates = newCatalogView("resource templates")
+	m.prompts = newCatalogView("prompts")
+	m.log = newLogView(c.eng, func() fyne.Window { return m.win })
+	m.chart = newLatencyChart()
+	m.chartStats = widget.NewLabel("")
+	latency := container.NewBorder(nil, m.chartStats, nil, nil, m.chart)
+
+	m.tabs = container.NewAppTabs(
+		container.NewTabItem("Overview", overview),
+		container.NewTabItem("Tools", m.tools.content),
+		container.NewTabItem("Resources", m.resources.content),
+		container.NewTabItem("Templates", m.templates.content),
+		container.NewTabItem("Prompts", m.prompts.content),
+		container.NewTabItem("Log", m.log.content),
+		container.NewTabItem("Latency", latency),
+	)
+
+	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
+	titleRow := container.NewBorder(nil, nil, badgeBox, nil, container.NewHBox(m.header, m.stateLabel))
+	buttons := container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+	details := container.NewBorder(container.NewVBox(titleRow, buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+
+	addBtn := widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), func() { m.c.editServer("", false) })
+	checkBtn := widget.NewButtonWithIcon("Check all", theme.ViewRefreshIcon(), m.c.checkAll)
+	importBtn := widget.NewButtonWithIcon("Import…", theme.DownloadIcon(), m.c.showImport)
+	exportBtn := widget.NewButtonWithIcon("Export…", theme.UploadIcon(), func() { m.c.showExport("") })
+	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(2, addBtn, checkBtn, importBtn, exportBtn), widget.NewSeparator()), nil, nil, nil, m.list)
+	split := container.NewHSplit(left, details)
+	split.Offset = 0.3
+	m.content = split
+	m.showDetails(nil)
+	return m
+}
+
+// Update shows a new snapshot (UI thread).
+func (m *mainWindow) Update(snap supervisor.Snapshot) {
+	m.snap = snap
+	m.list.Refresh()
+	if m.selected == "" && len(snap.Servers) > 0 {
+		m.list.Select(0)
+		return
+	}
+	m.showDetails(snap.Server(m.selected))
+}
+
+// selectServer shows the named server (UI thread).
+func (m *mainWindow) selectServer(name string) {
+	if m.selected != name {
+		m.selected = name
+		m.report = nil
+		m.log.SetServer(name)
+		for i := range m.snap.Servers {
+			if m.snap.Servers[i].Name == name {
+				m.list.Select(i)
+			}
+		}
+	}
+	m.showDetails(m.snap.Server(name))
+}
+
+// showTab selects a details tab by its title.
+func (m *mainWindow) showTab(title string) {
+	for _, t := range m.tabs.Items {
+		if strings.HasPrefix(t.Text, title) {
+			m.tabs.Select(t)
+		}
+	}
+}
+
+func (m *mainWindow) showDetails(s *supervisor.ServerState) {
+	enable := func(b bool, ws ...*widget.Button) {
+		for _, w := range ws {
+			if b {
+				w.Enable()
+			} else {
+				w.Disable()
+			}
+		}
+	}
+	if s == nil {
+		m.header.SetText("No server selected")
+		m.stateLabel.SetText("")
+		enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+		return
+	}
+	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+	m.header.SetText(s.Name)
+	m.badge.FillColor = stateColor(s.State)
+	m.badge.Refresh()
+	m.stateLabel.SetText(stateDetail(s))
+	if s.State.Alive() || s.State == supervisor.StateBackoff {
+		m.startStop.SetText("Stop")
+		m.startStop.SetIcon(theme.MediaStopIcon())
+	} else {
+		m.startStop.SetText("Start")
+		m.startStop.SetIcon(theme.MediaPlayIcon())
+		enable(s.Server == nil || s.Server.Valid(), m.startStop)
+	}
+
+	now := m.c.now()
+	set := func(k, v string) { m.fields[k].SetText(orDash(v)) }
+	set("Status", string(s.State)+" since "+s.Since.Local().Format("15:04:05"))
+	set("Reason", s.Reason)
+	if r := s.Report; r != nil {
+		info := r.ServerInfo.Name + " " + r.ServerInfo.Version
+		if r.ServerInfo.Title != "" {
+			info += " (" + r.ServerInfo.Title + ")"
+		}
+		set("Server", info)
+		proto := r.ProtocolVersion + " · " + string(r.Era)
+		if r.EraSource != "" {
+			proto += " (" + r.EraSource + ")"
+		}
+		set("Protocol", proto)
+		m.caps.SetText(prettyJSON(r.Capabilities))
+		m.instructions.SetText(orDash(r.Instructions))
+	} else {
+		set("Server", "")
+		set("Protocol", string(s.Era))
+		m.caps.SetText("–")
+		m.instructions.SetText("–")
+	}
+	transport := string(s.Transport)
+	if s.Server != nil && s.Server.URL != "" {
+		transport += " · " + s.Server.URL
+	}
+	set("Transport", transport)
+	cmd := s.Command
+	if s.Server != nil && s.Server.Command != "" && len(s.Server.Args) > 0 {
+		cmd += "  " + shellJoin(s.Server.Args)
+	}
+	set("Command", cmd)
+	proc := ""
+	if s.PID > 0 {
+		proc = fmt.Sprintf("pid %d, up %s", s.PID, roundDur(s.Uptime(now)))
+	} else if !s.StartedAt.IsZero() {
+		proc = "connected " + roundDur(s.Uptime(now)) + " ago"
+	}
+	set("Process", proc)
+	set("Restarts", fmt.Sprint(s.Restarts))
+	if s.LastExit != nil {
+		set("Last exit", s.LastExit.Describe()+" at "+s.LastExit.Time.Local().Format("15:04:05"))
+	} else {
+		set("Last exit", "")
+	}
+	p := s.Probes
+	if p.Count > 0 {
+		lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", formatLatency(p.Last), formatLatency(p.Min),
+			formatLatency(p.Median), formatLatency(p.P95), plural(p.Count, "probe"))
+		if p.ConsecutiveFailures > 0 {
+			lat += fmt.Sprintf(" · %d failing in a row", p.ConsecutiveFailures)
+		}
+		set("Latency", lat)
+		m.chartStats.SetText(lat)
+	} else {
+		set("Latency", "")
+		m.chartStats.SetText("no probes yet")
+	}
+	m.chart.SetSamples(p.Recent, p.P95)
+
+	if d := s.Diagnosis; d != nil {
+		m.diagCard.SetTitle(string(d.Code))
+		m.diagCard.SetSubTitle(d.Message)
+		var b strings.Builder
+		for _, e := range d.Evidence {
+			b.WriteString("• " + e + "\n")
+		}
+		if d.Fix != "" {
+			b.WriteString("\nSuggested fix: " + d.Fix)
+		}
+		if len(s.StderrTail) > 0 && d.Code != healthcheck.CodeStdoutNoise {
+			b.WriteString("\n\nLast stderr lines:\n")
+			for _, l := range s.StderrTail {
+				b.WriteString(l.Text + "\n")
+			}
+		}
+		m.diagText.SetText(strings.TrimSpace(b.String()))
+		m.diagCard.Show()
+	} else {
+		m.diagCard.Hide()
+	}
+
+	if s.Report != m.report {
+		m.report = s.Report
+		r := s.Report
+		if r == nil {
+			r = &healthcheck.Report{}
+		}
+		m.tools.SetItems(toolItems(r.Tools))
+		m.resources.SetItems(resourceItems(r.Resources))
+		m.templates.SetItems(templateItems(r.ResourceTemplates))
+		m.prompts.SetItems(promptItems(r.Prompts))
+		m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(r.Tools))
+		m.tabs.Items[2].Text = fmt.Sprintf("Resources (%d)", len(r.Resources))
+		m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
+		m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
+		m.tabs.Refresh()
+	}
+}
