@@ -34,7 +34,7 @@ func (c *latencyChart) SetSamples(samples []time.Duration, p95 time.Duration) {
 
 func (c *latencyChart) CreateRenderer() fyne.WidgetRenderer {
 	r := &chartRenderer{c: c, bg: canvas.NewRectangle(color.Transparent), axis: canvas.NewLine(theme.Color(theme.ColorNameDisabled)),
-		empty: canvas.NewText("no probes yet", theme.Color(theme.ColorNamePlaceHolder)),
+		empty:    canvas.NewText("no probes yet", theme.Color(theme.ColorNamePlaceHolder)),
 		maxLabel: canvas.NewText("", theme.Color(theme.ColorNamePlaceHolder)),
 		p95Line:  canvas.NewLine(color.NRGBA{0xd1, 0x24, 0x2f, 0xb0})}
 	r.bg.StrokeColor = theme.Color(theme.ColorNameSeparator)
