@@ -48,34 +48,34 @@ func newController(a fyne.App, eng Engine, cfgPath string, env *Env) *controller
 	return c
 }
 
-// setUp puts the tray in place and, without a tray, opens the window.
+// setUp puts the tray in place (before the app runs).
 func (c *controller) setUp() {
 	c.apply(c.eng.Snapshot())
-	if _, ok := c.app.(desktop.App); !ok {
-		c.openMain()
-	}
 }
 
 // watch turns engine changes into UI updates, at most every interval, until
-// ctx ends. It also feeds the log view while it is on screen.
+// ctx ends. While the window is on screen it also feeds the log view and,
+// once a second, refreshes the details (uptimes move on their own).
 func (c *controller) watch(ctx context.Context, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	dirty := false
+	lastRefresh := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.eng.Changes():
 			dirty = true
-		case <-tick.C:
-			if dirty {
+		case now := <-tick.C:
+			if dirty || now.Sub(lastRefresh) >= time.Second {
 				dirty = false
+				lastRefresh = now
 				snap := c.eng.Snapshot()
 				fyne.Do(func() { c.apply(snap) })
 			}
 			fyne.Do(func() {
-				if c.main != nil && c.win != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
+				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
 					go c.main.log.poll()
 				}
 			})

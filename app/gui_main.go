@@ -73,8 +73,9 @@ func runGUI(ctx context.Context, env *Env, cfgFlag string, hide bool) int {
 		case <-bg.Done():
 		}
 	})
+	// The tray must exist before Run: Fyne starts it as the loop begins.
+	c.setUp()
 	a.Lifecycle().SetOnStarted(func() {
-		c.setUp()
 		if !hide {
 			c.openMain()
 		}
