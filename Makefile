@@ -32,6 +32,7 @@ FUZZTIME ?= 30s
 fuzz:
 	@echo "== fuzz ($(FUZZTIME) each)"
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./registry/clients -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
