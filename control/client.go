@@ -1,0 +1,366 @@
+package control
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// ClientOptions tunes a [Client]. Zero fields mean defaults.
+type ClientOptions struct {
+	// Socket is the control socket (default [DefaultSocket]).
+	Socket string
+	// Timeout bounds each request that is not a stream (default 10 s).
+	Timeout time.Duration
+	// Retry is the wait before a lost change stream is opened again
+	// (default 1 s).
+	Retry time.Duration
+}
+
+// Client talks to a daemon. Besides the calls the command line needs, it is
+// an engine for the desktop app: Snapshot, Changes, Start, Stop, Restart,
+// CheckNow, Log and Reload behave as the in-process supervisor's do. While
+// [Client.Run] runs, Snapshot answers from a copy kept current by the
+// daemon's change stream.
+type Client struct {
+	opts    ClientOptions
+	hc      *http.Client // requests with a timeout
+	stream  *http.Client // streams (no timeout)
+	info    Info
+	changes chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	snap    *supervisor.Snapshot
+	lastErr error
+}
+
+// Dial connects to the daemon and asks who it is. Nothing listening gives an
+// error that matches [ErrNoDaemon].
+func Dial(ctx context.Context, opts *ClientOptions) (*Client, error) {
+	c := &Client{changes: make(chan struct{}, 1)}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.Socket == "" {
+		p, err := DefaultSocket()
+		if err != nil {
+			return nil, err
+		}
+		c.opts.Socket = p
+	}
+	if c.opts.Timeout <= 0 {
+		c.opts.Timeout = 10 * time.Second
+	}
+	if c.opts.Retry <= 0 {
+		c.opts.Retry = time.Second
+	}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", c.opts.Socket)
+		},
+		MaxIdleConns: 4,
+	}
+	c.hc = &http.Client{Transport: tr, Timeout: c.opts.Timeout}
+	c.stream = &http.Client{Transport: tr}
+	if err := c.get(ctx, "/v1/info", &c.info); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Info is what the daemon said about itself when dialled.
+func (c *Client) Info() Info { return c.info }
+
+// Socket is the socket the client talks to.
+func (c *Client) Socket() string { return c.opts.Socket }
+
+// APIError is an error the daemon answered with.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Message }
+
+// Is maps the daemon's error codes back to the supervisor's errors, so
+// errors.Is(err, supervisor.ErrUnknownServer) works across the socket.
+func (e *APIError) Is(target error) bool {
+	switch e.Code {
+	case codeUnknownServer:
+		return target == supervisor.ErrUnknownServer
+	case codeDisabled:
+		return target == supervisor.ErrDisabled
+	}
+	return false
+}
+
+// transportError turns a failed request into ErrNoDaemon when nothing
+// listens, and says which socket otherwise.
+func (c *Client) transportError(err error) error {
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) || isNoSocket(err) {
+		return &NoDaemonError{Socket: c.opts.Socket, Err: err}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("control socket %s: %w", c.opts.Socket, err)
+}
+
+func (c *Client) do(ctx context.Context, hc *http.Client, method, path string, query url.Values) (*http.Response, error) {
+	u := "http://mcptray" + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, c.transportError(err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		var eb errorBody
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+			eb.Error = fmt.Sprintf("daemon answered %s: %s", resp.Status, bytes.TrimSpace(data))
+		}
+		return nil, &APIError{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+	}
+	return resp, nil
+}
+
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, out any) error {
+	resp, err := c.do(ctx, c.hc, method, path, query)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("daemon's answer to %s: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	return c.call(ctx, http.MethodGet, path, nil, out)
+}
+
+// FetchSnapshot asks the daemon for every server's state.
+func (c *Client) FetchSnapshot(ctx context.Context) (supervisor.Snapshot, error) {
+	var w wireSnapshot
+	if err := c.get(ctx, "/v1/snapshot", &w); err != nil {
+		return supervisor.Snapshot{}, err
+	}
+	return fromWire(w), nil
+}
+
+// Command sends start, stop, restart or check for one server.
+func (c *Client) Command(ctx context.Context, name, action string) error {
+	if name == "" && action == "check" {
+		return c.call(ctx, http.MethodPost, "/v1/check", nil, nil)
+	}
+	return c.call(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(name)+"/"+action, nil, nil)
+}
+
+// ReloadConfig asks the daemon to read its servers.toml again and apply it.
+func (c *Client) ReloadConfig(ctx context.Context) (*ReloadResult, error) {
+	var res ReloadResult
+	if err := c.call(ctx, http.MethodPost, "/v1/reload", nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// LogPage returns server name's stderr lines after since.
+func (c *Client) LogPage(ctx context.Context, name string, since uint64) (*LogPage, error) {
+	var p LogPage
+	q := url.Values{"since": {strconv.FormatUint(since, 10)}}
+	if err := c.call(ctx, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/log", q, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// FollowLog calls fn with each stderr line of server name after since, as
+// it is written, until ctx ends (nil) or the daemon goes (an error).
+func (c *Client) FollowLog(ctx context.Context, name string, since uint64, fn func(supervisor.LogLine)) error {
+	q := url.Values{"since": {strconv.FormatUint(since, 10)}, "follow": {"1"}}
+	resp, err := c.do(ctx, c.stream, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/log", q)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var l supervisor.LogLine
+		if err := dec.Decode(&l); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("daemon closed the log stream: %w", err)
+		}
+		fn(l)
+	}
+}
+
+// Export renders the daemon's config for an AI client (format snippet, cli
+// or deeplink); names picks servers (default: every valid, enabled one).
+func (c *Client) Export(ctx context.Context, client, format string, names []string) (*ExportResult, error) {
+	q := url.Values{"client": {client}, "format": {format}, "server": names}
+	var res ExportResult
+	if err := c.call(ctx, http.MethodGet, "/v1/export", q, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Run follows the daemon's change stream, keeping the copy Snapshot returns
+// and signalling Changes, until ctx ends. A lost stream (the daemon
+// restarting) is opened again every Retry; the copy is kept meanwhile and
+// Err says why it is stale.
+func (c *Client) Run(ctx context.Context) error {
+	for {
+		err := c.follow(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		c.setErr(err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(c.opts.Retry):
+		}
+	}
+}
+
+func (c *Client) follow(ctx context.Context) error {
+	resp, err := c.do(ctx, c.stream, http.MethodGet, "/v1/changes", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	// Snapshots with full catalogs can be large: no line limit.
+	dec := json.NewDecoder(bufio.NewReader(resp.Body))
+	for {
+		var w wireSnapshot
+		if err := dec.Decode(&w); err != nil {
+			return fmt.Errorf("daemon closed the change stream: %w", err)
+		}
+		s := fromWire(w)
+		c.mu.Lock()
+		c.snap, c.lastErr = &s, nil
+		c.mu.Unlock()
+		select {
+		case c.changes <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *Client) setErr(err error) {
+	c.mu.Lock()
+	c.lastErr = err
+	c.mu.Unlock()
+	select {
+	case c.changes <- struct{}{}:
+	default:
+	}
+}
+
+// Err is the last failure to reach the daemon, nil while it answers.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+// Snapshot returns the daemon's last snapshot: the streamed copy while Run
+// runs, else a fresh one (an empty snapshot when the daemon cannot be
+// reached; see Err).
+func (c *Client) Snapshot() supervisor.Snapshot {
+	c.mu.Lock()
+	s := c.snap
+	c.mu.Unlock()
+	if s != nil {
+		return *s
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	snap, err := c.FetchSnapshot(ctx)
+	if err != nil {
+		c.setErr(err)
+	}
+	return snap
+}
+
+// Changes signals (coalesced) that Snapshot has something new.
+func (c *Client) Changes() <-chan struct{} { return c.changes }
+
+func (c *Client) command(name, action string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	return c.Command(ctx, name, action)
+}
+
+// Start asks the daemon to start a server.
+func (c *Client) Start(name string) error { return c.command(name, "start") }
+
+// Stop asks the daemon to stop a server.
+func (c *Client) Stop(name string) error { return c.command(name, "stop") }
+
+// Restart asks the daemon to restart a server.
+func (c *Client) Restart(name string) error { return c.command(name, "restart") }
+
+// CheckNow asks the daemon to probe a server ("" for all).
+func (c *Client) CheckNow(name string) error { return c.command(name, "check") }
+
+// Log returns server name's stderr lines after since (none when the daemon
+// cannot be reached; see Err).
+func (c *Client) Log(name string, since uint64) ([]supervisor.LogLine, uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	p, err := c.LogPage(ctx, name, since)
+	if err != nil {
+		c.setErr(err)
+		return nil, since
+	}
+	return p.Lines, p.Next
+}
+
+// Reload asks the daemon to read its own servers.toml again. The servers
+// passed are not sent: the caller has just saved them to that file (the
+// desktop app does), and the daemon's file is the one truth. A failure is
+// kept for Err.
+func (c *Client) Reload([]*registry.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	if _, err := c.ReloadConfig(ctx); err != nil {
+		c.setErr(fmt.Errorf("reload: %w", err))
+	}
+}

@@ -1,0 +1,534 @@
+//go:build unix
+
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"mcptray/demo"
+	"mcptray/healthcheck"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// TestMain lets the test binary play the demo server (CONTROL_TEST_DEMO=1).
+func TestMain(m *testing.M) {
+	if os.Getenv("CONTROL_TEST_DEMO") != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		fmt.Fprintf(os.Stderr, "demo ready pid %d\n", os.Getpid())
+		demo.Serve(ctx, os.Stdin, os.Stdout, nil)
+		fmt.Fprintln(os.Stderr, "demo done")
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func demoServer(t *testing.T, name string) *registry.Server {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &registry.Server{Name: name, Command: exe, Autostart: true,
+		Env: map[string]string{"CONTROL_TEST_DEMO": "1", "GORACE": "atexit_sleep_ms=0"}}
+}
+
+// shortDir is a temp folder short enough for a socket path (108 bytes).
+func shortDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+type daemon struct {
+	sup    *supervisor.Supervisor
+	ln     *Listener
+	client *Client
+	sock   string
+	stop   func()
+}
+
+// startDaemon runs a supervisor for servers behind a control server on a
+// socket in a fresh folder, like `mcptray daemon` does, and dials it.
+func startDaemon(t *testing.T, cfgPath string, servers ...*registry.Server) *daemon {
+	t.Helper()
+	sock := filepath.Join(shortDir(t), "mcptray", SocketName)
+	ln, err := Listen(sock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := supervisor.New(servers, &supervisor.Options{
+		NoLogFiles: true, StopGrace: 200 * time.Millisecond, KillGrace: 300 * time.Millisecond,
+		Environ: func(context.Context) []string { return os.Environ() },
+	})
+	srv := NewServer(sup, &ServerOptions{ConfigPath: cfgPath, Socket: sock, Version: "test",
+		})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { sup.Run(ctx) })
+	wg.Go(func() {
+		if err := srv.Serve(ctx, ln); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	stop := sync.OnceFunc(func() {
+		cancel()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("daemon did not stop")
+		}
+	})
+	t.Cleanup(stop)
+	c, err := Dial(context.Background(), &ClientOptions{Socket: sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &daemon{sup: sup, ln: ln, client: c, sock: sock, stop: stop}
+}
+
+// waitFor polls the daemon through the client until cond holds.
+func waitFor(t *testing.T, c *Client, what string, cond func(s supervisor.Snapshot) bool) supervisor.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err := c.FetchSnapshot(context.Background())
+		if err == nil && cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last snapshot %+v (err %v)", what, s, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func stateIs(name string, st supervisor.State) func(supervisor.Snapshot) bool {
+	return func(s supervisor.Snapshot) bool {
+		x := s.Server(name)
+		return x != nil && x.State == st
+	}
+}
+
+func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
+
+func TestRoundTrip(t *testing.T) {
+	dir := shortDir(t)
+	cfg := filepath.Join(dir, "servers.toml")
+	exe, _ := os.Executable()
+	os.WriteFile(cfg, fmt.Appendf(nil, "[servers.demo]\ncommand = %q\nenv = { CONTROL_TEST_DEMO = \"1\", GORACE = \"atexit_sleep_ms=0\" }\n", exe), 0o600)
+	d := startDaemon(t, cfg, demoServer(t, "demo"))
+	c := d.client
+
+	if info := c.Info(); info.PID != os.Getpid() || info.API != "v1" || info.ConfigPath != cfg || info.Socket != d.sock {
+		t.Errorf("info = %+v", info)
+	}
+	s := waitFor(t, c, "demo running", stateIs("demo", supervisor.StateRunning))
+	pid := s.Server("demo").PID
+	if !alive(pid) {
+		t.Fatalf("pid %d not alive", pid)
+	}
+
+	t.Run("log", func(t *testing.T) {
+		var page *LogPage
+		deadline := time.Now().Add(10 * time.Second)
+		for page == nil || len(page.Lines) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no stderr line")
+			}
+			p, err := c.LogPage(context.Background(), "demo", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page = p
+			time.Sleep(20 * time.Millisecond)
+		}
+		if want := fmt.Sprintf("demo ready pid %d", pid); page.Lines[0].Text != want || page.Next != page.Lines[len(page.Lines)-1].Seq+1 {
+			t.Errorf("log page %+v, want %q", page, want)
+		}
+		lines, next := c.Log("demo", page.Next)
+		if len(lines) != 0 || next != page.Next {
+			t.Errorf("nothing new expected: %v %d", lines, next)
+		}
+	})
+
+	t.Run("restart gives a new pid, followed log sees it", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		got := make(chan string, 10)
+		done := make(chan error, 1)
+		go func() {
+			done <- c.FollowLog(ctx, "demo", 1, func(l supervisor.LogLine) { got <- l.Text })
+		}()
+		if err := c.Restart("demo"); err != nil {
+			t.Fatal(err)
+		}
+		s := waitFor(t, c, "a new pid", func(s supervisor.Snapshot) bool {
+			x := s.Server("demo")
+			return x.State == supervisor.StateRunning && x.PID != pid && x.PID != 0
+		})
+		npid := s.Server("demo").PID
+		want := fmt.Sprintf("demo ready pid %d", npid)
+		timeout := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case l := <-got:
+				if l == want {
+					break wait
+				}
+			case <-timeout:
+				t.Fatalf("followed log never showed %q", want)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("FollowLog: %v", err)
+		}
+		if s.Server("demo").Restarts != 1 {
+			t.Errorf("restarts = %d", s.Server("demo").Restarts)
+		}
+		pid = npid
+	})
+
+	t.Run("stop and start", func(t *testing.T) {
+		if err := c.Stop("demo"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, c, "demo stopped", stateIs("demo", supervisor.StateStopped))
+		if alive(pid) {
+			t.Errorf("pid %d survives a stop", pid)
+		}
+		if err := c.Start("demo"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, c, "demo running", stateIs("demo", supervisor.StateRunning))
+		if err := c.CheckNow(""); err != nil {
+			t.Errorf("check all: %v", err)
+		}
+	})
+
+	t.Run("unknown server", func(t *testing.T) {
+		for _, err := range []error{c.Restart("nope"), c.Command(context.Background(), "nope", "check"), func() error {
+			_, err := c.LogPage(context.Background(), "nope", 0)
+			return err
+		}()} {
+			if !errors.Is(err, supervisor.ErrUnknownServer) || !strings.Contains(err.Error(), `"nope"`) {
+				t.Errorf("err = %v", err)
+			}
+		}
+		if err := c.Command(context.Background(), "demo", "explode"); err == nil || !strings.Contains(err.Error(), "unknown action") {
+			t.Errorf("bad action: %v", err)
+		}
+	})
+
+	t.Run("reload reads the daemon's file", func(t *testing.T) {
+		os.WriteFile(cfg, fmt.Appendf(nil, "[servers.demo]\ncommand = %q\nenv = { CONTROL_TEST_DEMO = \"1\", GORACE = \"atexit_sleep_ms=0\" }\n\n[servers.second]\ncommand = %q\nenv = { CONTROL_TEST_DEMO = \"1\" }\nautostart = false\n\n[servers.bad]\nurl = \"ftp://x\"\n", exe, exe), 0o600)
+		res, err := c.ReloadConfig(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Servers != 3 || res.Errors != 1 || res.ConfigPath != cfg {
+			t.Errorf("reload = %+v", res)
+		}
+		s := waitFor(t, c, "three servers", func(s supervisor.Snapshot) bool { return len(s.Servers) == 3 })
+		if bad := s.Server("bad"); bad.Server.Invalid == nil || !strings.Contains(bad.Server.Invalid.Error(), "ftp") {
+			t.Errorf("invalid entry lost its error: %+v", bad.Server)
+		}
+		if err := c.Start("bad"); err == nil || !strings.Contains(err.Error(), "cannot start") {
+			t.Errorf("starting an invalid server: %v", err)
+		}
+		// A broken file changes nothing.
+		os.WriteFile(cfg, []byte("[servers.demo\n"), 0o600)
+		if _, err := c.ReloadConfig(context.Background()); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+			t.Errorf("broken file: %v", err)
+		}
+		c.Reload(nil)
+		if c.Err() == nil {
+			t.Error("Reload's failure not kept")
+		}
+		if s := waitFor(t, c, "demo still up", stateIs("demo", supervisor.StateRunning)); len(s.Servers) != 3 {
+			t.Errorf("servers after a broken reload: %d", len(s.Servers))
+		}
+	})
+
+	t.Run("export", func(t *testing.T) {
+		os.WriteFile(cfg, []byte("[servers.fs]\ncommand = \"/bin/echo\"\nenv = { TOKEN = \"${env:TOKEN}\", KEY = \"literal-secret-123\" }\n"), 0o600)
+		res, err := c.Export(context.Background(), "claude-desktop", "snippet", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Data, `"mcpServers"`) || !strings.Contains(res.Data, `"/bin/echo"`) || strings.Contains(res.Data, "literal-secret-123") {
+			t.Errorf("snippet:\n%s", res.Data)
+		}
+		if _, err := c.Export(context.Background(), "no-such-client", "", nil); err == nil {
+			t.Error("unknown client accepted")
+		}
+		if _, err := c.Export(context.Background(), "cursor", "", []string{"nope"}); !errors.Is(err, supervisor.ErrUnknownServer) {
+			t.Errorf("unknown server: %v", err)
+		}
+	})
+
+	t.Run("Run streams changes", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		c.Stop("demo")
+		deadline := time.After(20 * time.Second)
+		for {
+			if st := c.Snapshot().Server("demo"); st != nil && st.State == supervisor.StateStopped {
+				break
+			}
+			select {
+			case <-c.Changes():
+			case <-deadline:
+				t.Fatalf("stream never showed demo stopped: %+v", c.Snapshot())
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	// The daemon stops with streams open: Serve returns, nothing survives.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.Start("demo")
+	s = waitFor(t, c, "demo running", stateIs("demo", supervisor.StateRunning))
+	pid = s.Server("demo").PID
+	go c.FollowLog(ctx, "demo", 0, func(supervisor.LogLine) {})
+	go c.Run(ctx)
+	time.Sleep(50 * time.Millisecond)
+	d.stop()
+	if alive(pid) {
+		t.Errorf("server pid %d survives the daemon", pid)
+	}
+	if _, err := os.Stat(d.sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left behind: %v", err)
+	}
+	if _, err := Dial(context.Background(), &ClientOptions{Socket: d.sock}); !errors.Is(err, ErrNoDaemon) {
+		t.Errorf("dial after stop: %v", err)
+	}
+}
+
+func TestListen(t *testing.T) {
+	t.Run("permissions", func(t *testing.T) {
+		dir := filepath.Join(shortDir(t), "mcptray")
+		os.Mkdir(dir, 0o755) // too wide: tightened
+		ln, err := Listen(filepath.Join(dir, SocketName), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		for path, want := range map[string]os.FileMode{dir: 0o700, ln.Path(): 0o600} {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != want {
+				t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
+			}
+		}
+		if fi, _ := os.Lstat(ln.Path()); fi.Mode().Type() != os.ModeSocket {
+			t.Errorf("not a socket: %v", fi.Mode())
+		}
+	})
+
+	t.Run("second daemon refused", func(t *testing.T) {
+		sock := filepath.Join(shortDir(t), "mcptray", SocketName)
+		ln, err := Listen(sock, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		_, err = Listen(sock, nil)
+		var are *AlreadyRunningError
+		if !errors.As(err, &are) || !errors.Is(err, ErrAlreadyRunning) || are.PID != os.Getpid() || are.Socket != sock {
+			t.Fatalf("second Listen: %v", err)
+		}
+		if !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+			t.Errorf("message does not say where: %v", err)
+		}
+		// Once the first goes, the next one may start.
+		ln.Close()
+		ln2, err := Listen(sock, nil)
+		if err != nil {
+			t.Fatalf("after the first closed: %v", err)
+		}
+		ln2.Close()
+	})
+
+	t.Run("stale socket replaced", func(t *testing.T) {
+		sock := filepath.Join(shortDir(t), "mcptray", SocketName)
+		os.MkdirAll(filepath.Dir(sock), 0o700)
+		// A crashed daemon: its socket file stays, nobody listens.
+		old, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.SetUnlinkOnClose(false)
+		old.Close()
+		if _, err := Dial(context.Background(), &ClientOptions{Socket: sock}); !errors.Is(err, ErrNoDaemon) {
+			t.Fatalf("stale socket: %v", err)
+		}
+		var logged []string
+		ln, err := Listen(sock, &ListenOptions{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		if len(logged) != 1 || !strings.Contains(logged[0], "stale") {
+			t.Errorf("logged %q", logged)
+		}
+		srv := NewServer(supervisor.New(nil, nil), nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		if _, err := Dial(context.Background(), &ClientOptions{Socket: sock}); err != nil {
+			t.Errorf("dial the new daemon: %v", err)
+		}
+		cancel()
+		<-done
+	})
+
+	t.Run("not a socket", func(t *testing.T) {
+		sock := filepath.Join(shortDir(t), "mcptray", SocketName)
+		os.MkdirAll(filepath.Dir(sock), 0o700)
+		os.WriteFile(sock, []byte("mine"), 0o600)
+		if _, err := Listen(sock, nil); err == nil || !strings.Contains(err.Error(), "not a socket") {
+			t.Errorf("Listen over a file: %v", err)
+		}
+	})
+
+	t.Run("no daemon", func(t *testing.T) {
+		sock := filepath.Join(shortDir(t), "mcptray", SocketName)
+		_, err := Dial(context.Background(), &ClientOptions{Socket: sock})
+		if !errors.Is(err, ErrNoDaemon) || !strings.HasPrefix(err.Error(), "no daemon running; start it with `mcptray daemon` or `mcptray service install`") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestDefaultSocket(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1234")
+	if p, _ := DefaultSocket(); p != "/run/user/1234/mcptray/mcptray.sock" {
+		t.Errorf("with XDG_RUNTIME_DIR: %s", p)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "/tmp/cachehome")
+	if p, _ := DefaultSocket(); p != "/tmp/cachehome/mcptray/mcptray.sock" {
+		t.Errorf("fallback: %s", p)
+	}
+}
+
+func TestWireRoundTrip(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 123456789, time.UTC)
+	srv := &registry.Server{Name: "gh", Command: "npx", Args: []string{"-y", "x"}, Env: map[string]string{"T": "${env:T}"},
+		Cwd: "~/p", Autostart: true, Restart: registry.RestartAlways, Description: "d", Line: 7,
+		Invalid: &registry.ServerError{Server: "gh", Field: "cwd", Message: "bad"}}
+	remote := &registry.Server{Name: "r", URL: "https://x/mcp", TransportName: registry.TransportSSE, Headers: map[string]string{"A": "b"}, Disabled: true}
+	in := supervisor.Snapshot{Time: t0, Servers: []supervisor.ServerState{
+		{
+			Name: "gh", Server: srv, Transport: registry.TransportStdio, State: supervisor.StateReady, Reason: "r", Since: t0,
+			PID: 42, Command: "npx → /usr/bin/npx", ResolvedPath: "/usr/bin/npx", StartedAt: t0.Add(-time.Hour),
+			Restarts: 3, NextAttempt: t0.Add(time.Second),
+			LastExit:   &supervisor.ExitInfo{Code: -1, Signal: "SIGKILL", Uptime: 1500 * time.Millisecond, Time: t0},
+			StderrTail: []supervisor.LogLine{{Seq: 9, Time: t0, Text: "x", Partial: true}},
+			Diagnosis:  &healthcheck.Diagnosis{Code: healthcheck.CodeCrashed, Message: "m", Evidence: []string{"e"}, Fix: "f"},
+			Report: &healthcheck.Report{Era: healthcheck.EraLegacy, EraSource: "s", ProtocolVersion: "2025-11-25",
+				ServerInfo: healthcheck.ServerInfo{Name: "n", Version: "v", Title: "t"}, Capabilities: json.RawMessage(`{"tools":{}}`),
+				Instructions: "i", Tools: []healthcheck.Tool{{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+				Resources:         []healthcheck.Resource{{URI: "u", Name: "n"}},
+				ResourceTemplates: []healthcheck.ResourceTemplate{{URITemplate: "u/{x}", Name: "t"}},
+				Prompts:           []healthcheck.Prompt{{Name: "p", Arguments: []healthcheck.PromptArgument{{Name: "a", Required: true}}}},
+				ConnectLatency:    1234567 * time.Nanosecond,
+				Diagnoses:         []healthcheck.Diagnosis{{Code: healthcheck.CodeStdoutNoise, Message: "noise"}}},
+			Probes: healthcheck.ProbeStats{Count: 2, Last: time.Millisecond, Min: 1, Median: 2, P95: 3, ConsecutiveFailures: 1,
+				LastError: "e", LastAt: t0, Recent: []time.Duration{time.Millisecond, 2 * time.Microsecond}},
+			Era: healthcheck.EraLegacy,
+		},
+		{Name: "r", Server: remote, Transport: registry.TransportSSE, State: supervisor.StateStopped},
+	}}
+	data, err := json.Marshal(toWire(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w wireSnapshot
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	out := fromWire(w)
+	if got := out.Servers[0].Server.Invalid; got == nil || got.Error() != srv.Invalid.Error() {
+		t.Fatalf("Invalid = %v", got)
+	}
+	// The error's type does not cross the socket, its text does.
+	out.Servers[0].Server.Invalid = srv.Invalid
+	if !reflect.DeepEqual(in, out) {
+		a, _ := json.MarshalIndent(in, "", " ")
+		b, _ := json.MarshalIndent(out, "", " ")
+		t.Errorf("round trip differs:\n%s\n---\n%s", a, b)
+	}
+	if out.Servers[0].Report.ConnectLatency != 1234567 || len(out.Servers[0].Probes.Recent) != 2 {
+		t.Errorf("hidden latencies lost")
+	}
+}
+
+// TestPeerCredentials checks that the listener reads the peer's uid and
+// refuses a peer the policy does not allow.
+func TestPeerCredentials(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("this system cannot tell a socket peer's uid; the folder's mode guards")
+	}
+	sock := filepath.Join(shortDir(t), "mcptray", SocketName)
+	var mu sync.Mutex
+	seen := []int{}
+	allow := true
+	ln, err := Listen(sock, &ListenOptions{Allow: func(uid int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, uid)
+		return allow
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(supervisor.New(nil, nil), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+
+	if _, err := Dial(context.Background(), &ClientOptions{Socket: sock}); err != nil {
+		t.Fatalf("allowed peer: %v", err)
+	}
+	mu.Lock()
+	allow = false
+	mu.Unlock()
+	if _, err := Dial(context.Background(), &ClientOptions{Socket: sock, Timeout: 2 * time.Second}); err == nil {
+		t.Fatal("a refused peer got an answer")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) < 2 || seen[0] != os.Getuid() {
+		t.Errorf("uids seen %v, want ours (%d)", seen, os.Getuid())
+	}
+}

@@ -1,0 +1,5 @@
+//go:build unix
+
+package control
+
+func isNoSocket(error) bool { return false }

@@ -1,0 +1,70 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SocketName is the control socket's file name inside [Dir].
+const SocketName = "mcptray.sock"
+
+// Dir is the folder that holds the control socket: $XDG_RUNTIME_DIR/mcptray
+// (private to the user, emptied at logout), else os.UserCacheDir()/mcptray.
+func Dir() (string, error) {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcptray"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find a folder for the control socket: %w (set $XDG_RUNTIME_DIR)", err)
+	}
+	return filepath.Join(d, "mcptray"), nil
+}
+
+// DefaultSocket is the control socket's path for this user.
+func DefaultSocket() (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, SocketName), nil
+}
+
+// ErrNoDaemon means nothing answers on the control socket.
+var ErrNoDaemon = errors.New("no daemon running; start it with `mcptray daemon` or `mcptray service install`")
+
+// NoDaemonError is [ErrNoDaemon] with the socket that was tried.
+type NoDaemonError struct {
+	Socket string
+	Err    error // the dial error
+}
+
+func (e *NoDaemonError) Error() string {
+	return ErrNoDaemon.Error() + " (nothing answers on " + e.Socket + ")"
+}
+
+// Is makes errors.Is(err, ErrNoDaemon) true.
+func (e *NoDaemonError) Is(target error) bool { return target == ErrNoDaemon }
+
+func (e *NoDaemonError) Unwrap() error { return e.Err }
+
+// ErrAlreadyRunning means another daemon of this user owns the socket.
+var ErrAlreadyRunning = errors.New("a daemon is already running")
+
+// AlreadyRunningError says where the running daemon is.
+type AlreadyRunningError struct {
+	Socket string
+	PID    int // 0 when unknown
+}
+
+func (e *AlreadyRunningError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("a daemon is already running (pid %d), listening on %s", e.PID, e.Socket)
+	}
+	return "a daemon is already running, listening on " + e.Socket
+}
+
+// Is makes errors.Is(err, ErrAlreadyRunning) true.
+func (e *AlreadyRunningError) Is(target error) bool { return target == ErrAlreadyRunning }

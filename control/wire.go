@@ -1,0 +1,203 @@
+package control
+
+import (
+	"errors"
+	"time"
+
+	"mcptray/healthcheck"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// The wire form of a snapshot. supervisor.Snapshot is made for Go, not JSON:
+// registry.Server.Invalid is an error, and the latency fields the UI charts
+// (Report.ConnectLatency, ProbeStats.Recent) are hidden from encoding/json.
+// These types carry every field, so a snapshot taken from the daemon is the
+// snapshot the daemon's engine holds. Durations travel as nanoseconds and
+// times as RFC 3339 with nanoseconds, both exact.
+
+type wireSnapshot struct {
+	Time    time.Time         `json:"time"`
+	Servers []wireServerState `json:"servers"`
+}
+
+type wireServerState struct {
+	Name         string                 `json:"name"`
+	Server       *wireServer            `json:"server,omitempty"`
+	Transport    registry.Transport     `json:"transport"`
+	State        supervisor.State       `json:"state"`
+	Reason       string                 `json:"reason,omitempty"`
+	Since        time.Time              `json:"since"`
+	PID          int                    `json:"pid,omitempty"`
+	Command      string                 `json:"command,omitempty"`
+	ResolvedPath string                 `json:"resolvedPath,omitempty"`
+	StartedAt    time.Time              `json:"startedAt"`
+	Restarts     int                    `json:"restarts"`
+	NextAttempt  time.Time              `json:"nextAttempt"`
+	LastExit     *supervisor.ExitInfo   `json:"lastExit,omitempty"`
+	StderrTail   []supervisor.LogLine   `json:"stderrTail,omitempty"`
+	Diagnosis    *healthcheck.Diagnosis `json:"diagnosis,omitempty"`
+	Report       *wireReport            `json:"report,omitempty"`
+	Probes       wireProbes             `json:"probes"`
+	Era          healthcheck.Era        `json:"era,omitempty"`
+}
+
+// wireServer is a config entry as written (references unexpanded). The
+// socket is private to its user, and the GUI edits these entries, so env and
+// header values travel as written.
+type wireServer struct {
+	Name          string                  `json:"name"`
+	Command       string                  `json:"command,omitempty"`
+	Args          []string                `json:"args,omitempty"`
+	Env           map[string]string       `json:"env,omitempty"`
+	Cwd           string                  `json:"cwd,omitempty"`
+	URL           string                  `json:"url,omitempty"`
+	TransportName registry.Transport      `json:"transport,omitempty"`
+	Headers       map[string]string       `json:"headers,omitempty"`
+	Autostart     bool                    `json:"autostart"`
+	Restart       registry.RestartPolicy  `json:"restart,omitempty"`
+	Disabled      bool                    `json:"disabled,omitempty"`
+	Description   string                  `json:"description,omitempty"`
+	Line          int                     `json:"line,omitempty"`
+	Invalid       string                  `json:"invalid,omitempty"`
+}
+
+// wireReport adds the connect latency, which Report keeps out of JSON.
+type wireReport struct {
+	healthcheck.Report
+	ConnectLatency time.Duration `json:"connectLatency"`
+}
+
+// wireProbes adds the recent latencies, which ProbeStats keeps out of JSON.
+type wireProbes struct {
+	healthcheck.ProbeStats
+	Recent []time.Duration `json:"recent,omitempty"`
+}
+
+// invalidError is a config entry's problem rebuilt on the client side: the
+// text is all that crosses the socket.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string { return e.msg }
+
+func toWire(s supervisor.Snapshot) wireSnapshot {
+	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers))}
+	for i := range s.Servers {
+		st := &s.Servers[i]
+		ws := wireServerState{
+			Name: st.Name, Transport: st.Transport, State: st.State, Reason: st.Reason, Since: st.Since,
+			PID: st.PID, Command: st.Command, ResolvedPath: st.ResolvedPath, StartedAt: st.StartedAt,
+			Restarts: st.Restarts, NextAttempt: st.NextAttempt, LastExit: st.LastExit,
+			StderrTail: st.StderrTail, Diagnosis: st.Diagnosis, Era: st.Era,
+			Probes: wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
+		}
+		if srv := st.Server; srv != nil {
+			ws.Server = &wireServer{
+				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
+				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
+				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
+				Description: srv.Description, Line: srv.Line,
+			}
+			if srv.Invalid != nil {
+				ws.Server.Invalid = srv.Invalid.Error()
+			}
+		}
+		if st.Report != nil {
+			ws.Report = &wireReport{Report: *st.Report, ConnectLatency: st.Report.ConnectLatency}
+		}
+		w.Servers = append(w.Servers, ws)
+	}
+	return w
+}
+
+func fromWire(w wireSnapshot) supervisor.Snapshot {
+	s := supervisor.Snapshot{Time: w.Time, Servers: make([]supervisor.ServerState, 0, len(w.Servers))}
+	for i := range w.Servers {
+		ws := &w.Servers[i]
+		st := supervisor.ServerState{
+			Name: ws.Name, Transport: ws.Transport, State: ws.State, Reason: ws.Reason, Since: ws.Since,
+			PID: ws.PID, Command: ws.Command, ResolvedPath: ws.ResolvedPath, StartedAt: ws.StartedAt,
+			Restarts: ws.Restarts, NextAttempt: ws.NextAttempt, LastExit: ws.LastExit,
+			StderrTail: ws.StderrTail, Diagnosis: ws.Diagnosis, Era: ws.Era,
+			Probes: ws.Probes.ProbeStats,
+		}
+		st.Probes.Recent = ws.Probes.Recent
+		if srv := ws.Server; srv != nil {
+			st.Server = &registry.Server{
+				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
+				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
+				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
+				Description: srv.Description, Line: srv.Line,
+			}
+			if srv.Invalid != "" {
+				st.Server.Invalid = &invalidError{srv.Invalid}
+			}
+		}
+		if ws.Report != nil {
+			rep := ws.Report.Report
+			rep.ConnectLatency = ws.Report.ConnectLatency
+			st.Report = &rep
+		}
+		s.Servers = append(s.Servers, st)
+	}
+	return s
+}
+
+// Error codes in an error response, so that a client can give back the
+// supervisor's sentinel errors (errors.Is works across the socket).
+const (
+	codeUnknownServer = "unknown-server"
+	codeDisabled      = "disabled"
+	codeBadRequest    = "bad-request"
+	codeConfig        = "config"
+	codeInternal      = "internal"
+)
+
+type errorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+func errorCode(err error) string {
+	switch {
+	case errors.Is(err, supervisor.ErrUnknownServer):
+		return codeUnknownServer
+	case errors.Is(err, supervisor.ErrDisabled):
+		return codeDisabled
+	}
+	return codeInternal
+}
+
+// LogPage is a piece of a server's stderr: the lines and the sequence number
+// to ask for next.
+type LogPage struct {
+	Lines []supervisor.LogLine `json:"lines"`
+	Next  uint64               `json:"next"`
+}
+
+// Info describes a running daemon.
+type Info struct {
+	PID        int       `json:"pid"`
+	Version    string    `json:"version"`
+	Socket     string    `json:"socket"`
+	ConfigPath string    `json:"configPath"`
+	Started    time.Time `json:"started"`
+	API        string    `json:"api"` // "v1"
+}
+
+// ReloadResult is what a reload found in the config file.
+type ReloadResult struct {
+	ConfigPath string `json:"configPath"`
+	Servers    int    `json:"servers"`
+	// Diagnostics are the file's problems, one line each ("file:line:col:
+	// error: …"); servers with errors are kept but not started.
+	Diagnostics []string `json:"diagnostics,omitempty"`
+	Errors      int      `json:"errors"`
+}
+
+// ExportResult is a client config produced by the daemon from its config.
+type ExportResult struct {
+	Data     string   `json:"data"`
+	Warnings []string `json:"warnings,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+}
