@@ -78,8 +78,7 @@ func startDaemon(t *testing.T, cfgPath string, servers ...*registry.Server) *dae
 		NoLogFiles: true, StopGrace: 200 * time.Millisecond, KillGrace: 300 * time.Millisecond,
 		Environ: func(context.Context) []string { return os.Environ() },
 	})
-	srv := NewServer(sup, &ServerOptions{ConfigPath: cfgPath, Socket: sock, Version: "test",
-		})
+	srv := NewServer(sup, &ServerOptions{ConfigPath: cfgPath, Socket: sock, Version: "test"})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { sup.Run(ctx) })

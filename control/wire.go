@@ -46,20 +46,20 @@ type wireServerState struct {
 // socket is private to its user, and the GUI edits these entries, so env and
 // header values travel as written.
 type wireServer struct {
-	Name          string                  `json:"name"`
-	Command       string                  `json:"command,omitempty"`
-	Args          []string                `json:"args,omitempty"`
-	Env           map[string]string       `json:"env,omitempty"`
-	Cwd           string                  `json:"cwd,omitempty"`
-	URL           string                  `json:"url,omitempty"`
-	TransportName registry.Transport      `json:"transport,omitempty"`
-	Headers       map[string]string       `json:"headers,omitempty"`
-	Autostart     bool                    `json:"autostart"`
-	Restart       registry.RestartPolicy  `json:"restart,omitempty"`
-	Disabled      bool                    `json:"disabled,omitempty"`
-	Description   string                  `json:"description,omitempty"`
-	Line          int                     `json:"line,omitempty"`
-	Invalid       string                  `json:"invalid,omitempty"`
+	Name          string                 `json:"name"`
+	Command       string                 `json:"command,omitempty"`
+	Args          []string               `json:"args,omitempty"`
+	Env           map[string]string      `json:"env,omitempty"`
+	Cwd           string                 `json:"cwd,omitempty"`
+	URL           string                 `json:"url,omitempty"`
+	TransportName registry.Transport     `json:"transport,omitempty"`
+	Headers       map[string]string      `json:"headers,omitempty"`
+	Autostart     bool                   `json:"autostart"`
+	Restart       registry.RestartPolicy `json:"restart,omitempty"`
+	Disabled      bool                   `json:"disabled,omitempty"`
+	Description   string                 `json:"description,omitempty"`
+	Line          int                    `json:"line,omitempty"`
+	Invalid       string                 `json:"invalid,omitempty"`
 }
 
 // wireReport adds the connect latency, which Report keeps out of JSON.
