@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -43,6 +44,9 @@ func (ex *httpExchange) bodyText() string {
 
 func (ex *httpExchange) evidence() []string {
 	if ex.status == 0 {
+		if errors.Is(ex.err, context.DeadlineExceeded) || errors.Is(ex.err, context.Canceled) {
+			return []string{fmt.Sprintf("%s %s: no answer before the deadline", ex.method, safeURL(ex.url))}
+		}
 		return []string{fmt.Sprintf("%s %s: %s", ex.method, safeURL(ex.url), scrub(fmt.Sprint(ex.err), ex.url))}
 	}
 	ev := []string{fmt.Sprintf("%s %s → HTTP %d", ex.method, safeURL(ex.url), ex.status)}
@@ -90,6 +94,16 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.contentType = resp.Header.Get("Content-Type")
 		ex.wwwAuthenticate = resp.Header.Get("WWW-Authenticate")
 		resp.Body = &teeBody{ReadCloser: resp.Body, ex: ex}
+		if ct := baseMediaType(ex.contentType); resp.StatusCode >= 300 || (ct != "application/json" && ct != "text/event-stream") {
+			// The SDK closes such a body unread; keep its start for the
+			// evidence and hand the SDK the whole of it.
+			head := make([]byte, maxQuotedBody)
+			n, _ := io.ReadFull(resp.Body, head)
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head[:n]), resp.Body), resp.Body}
+		}
 	}
 	if req.Method != http.MethodDelete {
 		r.mu.Lock()
@@ -239,4 +253,12 @@ func decodeReply(data []byte, id string) (json.RawMessage, error) {
 		return nil, m.Error
 	}
 	return m.Result, nil
+}
+
+func baseMediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(ct))
+	}
+	return mt
 }

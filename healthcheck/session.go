@@ -244,7 +244,7 @@ func stdioFailure(ctx context.Context, err error, w *stdioWire, latency time.Dur
 		return exitedDuringHandshake(st, true)
 	case ended:
 		return exitedDuringHandshake(st, false)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case timedOut(ctx):
 		return handshakeTimeout(latency, st)
 	case ctx.Err() != nil:
 		return fmt.Errorf("connecting: %w", ctx.Err())
@@ -356,18 +356,19 @@ func (s *Session) connectSSE(ctx context.Context, client *http.Client) error {
 func remoteFailure(ctx context.Context, err error, rec *recorder, rawURL string, after time.Duration) error {
 	last := rec.latest()
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case timedOut(ctx):
 		return remoteTimeout(after, safeURL(rawURL), last)
 	case ctx.Err() != nil:
 		return fmt.Errorf("connecting: %w", ctx.Err())
 	}
-	if d := networkDiagnosis(err, rawURL); d != nil {
-		return d
-	}
+	// The recorded round trip says it plainest; the SDK's error wraps it.
 	if last != nil && last.err != nil {
 		if d := networkDiagnosis(last.err, rawURL); d != nil {
 			return d
 		}
+	}
+	if d := networkDiagnosis(err, rawURL); d != nil {
+		return d
 	}
 	if last != nil && last.status >= 400 {
 		return httpDiagnosis(last)
@@ -557,7 +558,7 @@ func (s *Session) Probe(ctx context.Context) (time.Duration, error) {
 	if s.report.Era == EraLegacy {
 		method = "ping"
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if timedOut(ctx) {
 		return took, &Diagnosis{
 			Code:     CodeProbeTimeout,
 			Message:  fmt.Sprintf("The server did not answer %s within %s: it is alive but hung, or overloaded.", method, took.Round(time.Millisecond)),
@@ -614,4 +615,11 @@ func (s *Session) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// timedOut reports whether ctx ended because its time ran out: a deadline,
+// or a cancellation whose cause is one (the supervisor's timers run on an
+// injectable clock and cancel with such a cause).
+func timedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
 }
