@@ -311,7 +311,7 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 			if sseErr := s.connectSSE(ctx, client); sseErr != nil {
 				return nil, d
 			}
-			s.transport = registry.TransportSSE
+			s.transport, err = registry.TransportSSE, nil
 			s.report.Diagnoses = append(s.report.Diagnoses, deprecatedTransport(srv.URL))
 		}
 	}
