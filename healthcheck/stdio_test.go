@@ -407,3 +407,55 @@ func TestStdioCancel(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// BenchmarkConnectDemo measures a full Connect (handshake and discovery)
+// and Close against the in-process demo server, in each era.
+func BenchmarkConnectDemo(b *testing.B) {
+	for _, hint := range []Era{"", EraLegacy} {
+		b.Run("hint="+string(hint), func(b *testing.B) {
+			for b.Loop() {
+				cIn, sOut := io.Pipe()
+				sIn, cOut := io.Pipe()
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					_ = demo.Serve(context.Background(), sIn, sOut, nil)
+					sOut.Close()
+				}()
+				s, err := Connect(context.Background(), Target{Server: &registry.Server{Name: "demo", Command: "x"}, Stdin: cOut, Stdout: cIn, EraHint: hint}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+				<-done
+			}
+		})
+	}
+}
+
+// BenchmarkProbe measures one liveness probe in each era.
+func BenchmarkProbe(b *testing.B) {
+	for _, hint := range []Era{"", EraLegacy} {
+		b.Run("hint="+string(hint), func(b *testing.B) {
+			cIn, sOut := io.Pipe()
+			sIn, cOut := io.Pipe()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = demo.Serve(context.Background(), sIn, sOut, nil)
+				sOut.Close()
+			}()
+			s, err := Connect(context.Background(), Target{Server: &registry.Server{Name: "demo", Command: "x"}, Stdin: cOut, Stdout: cIn, EraHint: hint}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := s.Probe(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s.Close()
+			<-done
+		})
+	}
+}
