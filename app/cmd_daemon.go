@@ -1,0 +1,110 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+
+	"mcptray/control"
+	"mcptray/registry/clients"
+	"mcptray/supervisor"
+)
+
+func init() {
+	register(&command{
+		name:    "daemon",
+		summary: "run the servers headless and serve the local control API",
+		help: `Runs every configured server like the desktop app does, without a window,
+and answers the control API on a Unix socket private to you
+($XDG_RUNTIME_DIR/mcptray/mcptray.sock, else in your cache folder; folder
+0700, socket 0600, other users refused). "mcptray status", "logs", "start",
+"stop", "restart", "reload" and the desktop app talk to it; servers keep
+running when the desktop app quits.
+
+One daemon runs per user: a second one says where the first is and exits 1.
+State changes are printed on stderr. SIGINT or SIGTERM stops every server,
+and everything they started, and exits 0. To start it at login, run
+"mcptray service install".`,
+		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+			cfgPath := configFlag(fs)
+			asService := fs.Bool("service", false, "run under the system's service manager (set by `mcptray service install`)")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("takes no arguments")
+				}
+				if *asService {
+					return runAsService(ctx, env, *cfgPath)
+				}
+				return runDaemon(ctx, env, *cfgPath)
+			}
+		},
+	})
+}
+
+// runDaemon runs the engine and the control server until ctx ends.
+func runDaemon(ctx context.Context, env *Env, cfgFlag string) error {
+	run, err := prepareDaemon(env, cfgFlag)
+	if err != nil {
+		return err
+	}
+	return run(ctx)
+}
+
+// prepareDaemon loads the config and takes the control socket (so that a
+// second daemon fails here, before any server starts); run then runs the
+// engine and serves the API until ctx ends.
+func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, err error) {
+	cfg, err := loadConfig(env, cfgFlag, false)
+	if err != nil {
+		return nil, err
+	}
+	sock, err := control.DefaultSocket()
+	if err != nil {
+		return nil, err
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(env.Stderr, "mcptray daemon: "+format+"\n", args...) }
+	ln, err := control.Listen(sock, &control.ListenOptions{Logf: logf})
+	if err != nil {
+		return nil, err
+	}
+	sup := supervisor.New(cfg.Servers, engineOptions(cfg))
+	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
+	srv := control.NewServer(sup, &control.ServerOptions{
+		ConfigPath:    cfg.Path,
+		Version:       Version,
+		Socket:        sock,
+		OnChange:      p.print,
+		ExportOptions: func(ctx context.Context) *clients.Options { return exportOptions(ctx, env) },
+		Logf:          logf,
+	})
+	return func(ctx context.Context) error {
+		defer ln.Close()
+		logf("%s, pid %d, %d servers from %s, listening on %s", Version, os.Getpid(), len(cfg.Servers), cfg.Path, sock)
+		// Servers about to start need no line of their own.
+		first := sup.Snapshot()
+		for _, st := range first.Servers {
+			if st.State == supervisor.StateStopped && st.Reason == supervisor.ReasonNotStarted {
+				p.last[st.Name] = st
+			}
+		}
+		p.print(first)
+
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var wg sync.WaitGroup
+		var serveErr error
+		wg.Go(func() {
+			serveErr = srv.Serve(runCtx, ln)
+			cancel() // a dead API means a daemon nobody can reach: stop it all
+		})
+		wg.Go(func() { sup.Run(runCtx) })
+		wg.Wait()
+		if serveErr != nil && ctx.Err() == nil {
+			return fmt.Errorf("control API: %w", serveErr)
+		}
+		logf("stopped; every server it started is stopped")
+		return nil
+	}, nil
+}

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// On Windows a service runs in another session, as another account, out of
+// the user's reach (and needs an administrator to install). The per-user
+// equivalent is a logon task: Task Scheduler starts the daemon at the
+// user's logon, as the user, with no console.
+func init() { newUserService = newLogonTask }
+
+type logonTask struct {
+	exe, cfg string
+}
+
+func newLogonTask(env *Env, cfg string) (userService, error) {
+	if _, err := exec.LookPath("schtasks.exe"); err != nil {
+		return nil, fmt.Errorf("%w: schtasks.exe not found: %v", ErrNoUserServices, err)
+	}
+	return &logonTask{exe: env.Exe, cfg: cfg}, nil
+}
+
+func (t *logonTask) Describe() string { return `logon task \` + ServiceName + ` (Task Scheduler)` }
+
+func (t *logonTask) schtasks(args ...string) (string, error) {
+	out, err := exec.Command("schtasks.exe", args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("schtasks %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+func (t *logonTask) Install() error {
+	run := `"` + t.exe + `" daemon`
+	if t.cfg != "" {
+		run += ` --config "` + t.cfg + `"`
+	}
+	_, err := t.schtasks("/Create", "/TN", ServiceName, "/SC", "ONLOGON", "/RL", "LIMITED", "/TR", run, "/F")
+	return err
+}
+
+func (t *logonTask) Uninstall() error {
+	_, err := t.schtasks("/Delete", "/TN", ServiceName, "/F")
+	return err
+}
+
+func (t *logonTask) Start() error {
+	_, err := t.schtasks("/Run", "/TN", ServiceName)
+	return err
+}
+
+func (t *logonTask) Stop() error {
+	_, err := t.schtasks("/End", "/TN", ServiceName)
+	return err
+}
+
+func (t *logonTask) Status() (string, error) {
+	out, err := t.schtasks("/Query", "/TN", ServiceName, "/FO", "LIST")
+	if err != nil {
+		if strings.Contains(err.Error(), "cannot find") {
+			return "not installed", nil
+		}
+		return "", err
+	}
+	if strings.Contains(out, "Running") {
+		return "running", nil
+	}
+	return "stopped", nil
+}
+
