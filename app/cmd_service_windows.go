@@ -70,4 +70,3 @@ func (t *logonTask) Status() (string, error) {
 	}
 	return "stopped", nil
 }
-
