@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -100,6 +101,7 @@ type Session struct {
 	httpClient *http.Client // remote only
 	url        string
 	stopSSE    context.CancelFunc // sse only: ends the event stream
+	probeSeq   atomic.Int64       // numbers the HTTP probes
 
 	closeOnce sync.Once
 	closeErr  error
@@ -547,7 +549,7 @@ func (s *Session) Probe(ctx context.Context) (time.Duration, error) {
 	case s.wire != nil:
 		_, err = s.wire.call(ctx, "server/discover", s.discoverParams())
 	default:
-		id := fmt.Sprintf("%s%d", probeIDPrefix, start.UnixNano())
+		id := fmt.Sprintf("%s%d", probeIDPrefix, s.probeSeq.Add(1))
 		_, err = modernHTTPCall(ctx, s.httpClient, s.url, s.report.ProtocolVersion, "server/discover", id, s.discoverParams())
 	}
 	took := s.opts.Now().Sub(start)
