@@ -2,7 +2,7 @@ package supervisor
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -48,8 +48,10 @@ func (p *probeTracker) snapshot() healthcheck.ProbeStats {
 }
 
 var (
-	errProbeTimeout   = errors.New("probe timed out")
-	errStartupTimeout = errors.New("startup timed out")
+	// Both wrap context.DeadlineExceeded so the health check, which sees
+	// only context.Cause, reports them as the timeouts they are.
+	errProbeTimeout   = fmt.Errorf("probe timed out: %w", context.DeadlineExceeded)
+	errStartupTimeout = fmt.Errorf("startup timed out: %w", context.DeadlineExceeded)
 )
 
 // clockTimeout is context.WithTimeout on the injectable clock; the context's

@@ -87,6 +87,13 @@ func (r *ring) stats() (int, int64) {
 	return len(r.lines) - r.start, r.bytes
 }
 
+// total is the number of lines ever added.
+func (r *ring) total() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
 // lineSplitter turns a byte stream into LogLines: it cuts at '\n' (dropping a
 // '\r' before it), cuts lines longer than max into Partial pieces at a rune
 // boundary, replaces invalid UTF-8, and keeps an unfinished line until more
