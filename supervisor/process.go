@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"time"
@@ -162,5 +161,3 @@ func (p *process) cleanup() {
 	p.stdout.Close()
 	p.group.close()
 }
-
-var errNoProcess = errors.New("no process")
