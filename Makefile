@@ -9,7 +9,7 @@ LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export CGO_ENABLED := 1
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 
-.PHONY: run build test lint bench fuzz deps-build deps-test deps-npm clean
+.PHONY: run build test lint bench fuzz package deps-build deps-test deps-npm clean
 
 run: deps-build build
 	./$(BIN)
@@ -38,6 +38,16 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+# `make package` builds the desktop package for this OS with fyne package
+# (Linux: mcptray.tar.xz with the .desktop file and icon; macOS: mcptray.app;
+# Windows: mcptray.exe with its icon). Metadata comes from FyneApp.toml.
+FYNE       := $(GO) run fyne.io/tools/cmd/fyne@v1.7.4
+PKG_OS     ?= $(shell $(GO) env GOOS)
+package: deps-build
+	$(FYNE) package --os $(PKG_OS) --release --src . --name mcptray \
+	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
 bench: deps-test deps-npm build
 	./packaging/bench.sh
