@@ -169,6 +169,10 @@ func (u *unit) state() State {
 
 const reasonQuit = "mcptray stopped"
 
+// exitReapGrace is how long a failed handshake waits to see whether the
+// process is exiting.
+const exitReapGrace = 250 * time.Millisecond
+
 type outKind int
 
 const (
@@ -515,7 +519,24 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 	crash := func(d *healthcheck.Diagnosis, prefix string) outcome {
 		up := uptime()
 		end(true)
-		return outcome{kind: outCrash, reason: prefix + d.Message, diag: d, uptime: up}
+		return outcome{kind: outCrash, reason: prefix + strings.TrimSuffix(d.Message, "."), diag: d, uptime: up}
+	}
+
+	// exitOutcome explains a process that ended on its own (after end):
+	// exit code or signal, uptime and the last stderr lines.
+	exitOutcome := func(duringStartup bool) outcome {
+		exit := p.exit
+		tail := u.ring.tail(tailLines)
+		clean := exit.Code == 0 && exit.Signal == ""
+		policy := srv.RestartPolicy()
+		if clean && !duringStartup && policy == registry.RestartOnFailure {
+			return outcome{kind: outExited, reason: exit.Describe() + " (restart = on-failure)"}
+		}
+		d := diagExit(srv, exit, tail, duringStartup)
+		if policy == registry.RestartNever {
+			return outcome{kind: outExited, reason: d.Message + " (restart = never)", diag: d}
+		}
+		return outcome{kind: outCrash, reason: d.Message, diag: d, uptime: exit.Uptime}
 	}
 
 	for {
@@ -559,6 +580,14 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 						func(st *ServerState) { st.Era = u.era })
 					end(true)
 					return outcome{kind: outLegacy}
+				}
+				// A process that died during the handshake is better explained
+				// by its exit code and stderr than by the handshake error. The
+				// checker may see stdout close a moment before the exit is
+				// reaped, hence the short wait.
+				if p != nil && p.waitExit(realClock{}, exitReapGrace) {
+					end(false)
+					return exitOutcome(true)
 				}
 				var te *timeoutError
 				return crash(diagConnect(r.err, errors.As(r.err, &te)), "handshake failed: ")
@@ -630,18 +659,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 				}
 			}
 			end(false)
-			exit := p.exit
-			tail := u.ring.tail(tailLines)
-			clean := exit.Code == 0 && exit.Signal == ""
-			policy := srv.RestartPolicy()
-			if clean && !duringStartup && policy == registry.RestartOnFailure {
-				return outcome{kind: outExited, reason: exit.Describe() + " (restart = on-failure)"}
-			}
-			d := diagExit(srv, exit, tail, duringStartup)
-			if policy == registry.RestartNever {
-				return outcome{kind: outExited, reason: d.Message + " (restart = never)", diag: d}
-			}
-			return outcome{kind: outCrash, reason: d.Message, diag: d, uptime: exit.Uptime}
+			return exitOutcome(duringStartup)
 		}
 	}
 }
