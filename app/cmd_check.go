@@ -103,7 +103,7 @@ const (
 // degraded with one probe done, or failed) or timeout passes, then stops it
 // and returns the last state of each server, in order.
 func runCheck(ctx context.Context, cfg *registry.Config, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
-	opts := engineOptions(cfg)
+	opts := terminalEngineOptions(cfg)
 	opts.StopGrace = checkStopGrace
 	opts.KillGrace = checkKillGrace
 	opts.NoLogFiles = true

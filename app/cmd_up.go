@@ -39,7 +39,7 @@ every server, and everything they started, and exits 0.
 				if len(servers) == 0 {
 					return configError{fmt.Errorf("%s has no servers", cfg.Path)}
 				}
-				sup := supervisor.New(servers, engineOptions(cfg))
+				sup := supervisor.New(servers, terminalEngineOptions(cfg))
 				return runUp(ctx, sup, env.Stdout, *asJSON)
 			}
 		},

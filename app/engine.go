@@ -24,6 +24,16 @@ func engineOptions(cfg *registry.Config) *supervisor.Options {
 	}
 }
 
+// terminalEngineOptions are engineOptions for commands run from a terminal
+// or a script (check, up): servers start with mcptray's own environment,
+// which already is what the person's shell set, instead of asking the login
+// shell again as the GUI and the daemon must.
+func terminalEngineOptions(cfg *registry.Config) *supervisor.Options {
+	o := engineOptions(cfg)
+	o.Environ = func(context.Context) []string { return supervisor.ProcessEnvironment() }
+	return o
+}
+
 // healthChecker is the health check as the supervisor sees it.
 type healthChecker struct{ opts healthcheck.Options }
 

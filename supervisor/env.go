@@ -50,6 +50,14 @@ func LoginEnvironment(ctx context.Context) []string {
 	return slices.Clone(loginEnv)
 }
 
+// ProcessEnvironment is mcptray's own environment with PATH extended by the
+// well-known tool folders. Commands run from a terminal (check, up) start
+// servers with it: their environment already is the login shell's, and
+// running the shell again would only cost time.
+func ProcessEnvironment() []string {
+	return withWellKnownPath(os.Environ())
+}
+
 // mergeLoginEnv completes mcptray's own environment with the login shell's:
 // a variable set for mcptray wins (GITHUB_TOKEN=… mcptray up), a variable
 // only the shell sets is added, and PATH is the shell's, followed by the
