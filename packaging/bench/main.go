@@ -1,0 +1,253 @@
+// Command bench measures mcptray against baselines run on the same machine in
+// the same run, and prints ratios (absolute times on a shared machine mean
+// little; ratios measured side by side do). `make bench` runs it.
+//
+//	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
+//	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
+//	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
+//	GUI: start to tray menu on D-Bus, 1 vs 50 servers; RSS with 20 servers     reported
+//
+// Runs alternate between the two sides of a pair so drifting machine load
+// hits both alike; medians are compared.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	// Re-executed as the baseline: a bare go-sdk client that starts the
+	// server, connects, lists tools and exits.
+	if len(os.Args) > 2 && os.Args[1] == "-client" {
+		os.Exit(bareClient(os.Args[2:]))
+	}
+	bin := flag.String("mcptray", "bin/mcptray", "the mcptray binary to measure")
+	servers := flag.String("servers", ".testservers/node_modules", "where npm installed the test servers")
+	runs := flag.Int("runs", 15, "runs per measurement")
+	gui := flag.Bool("gui", true, "measure the GUI too (needs DISPLAY and a D-Bus session bus)")
+	rssWait := flag.Duration("rss-wait", 5*time.Minute, "how long the GUI runs with 20 servers before its RSS is read")
+	flag.Parse()
+
+	abs, err := filepath.Abs(*bin)
+	check(err)
+	*bin = abs
+	dir, err := os.MkdirTemp("", "mcptray-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	self, err := os.Executable()
+	check(err)
+
+	one := writeConfig(dir, "one.toml", demoServers(*bin, 1))
+	fifty := writeConfig(dir, "fifty.toml", demoServers(*bin, 50))
+	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+
+	fmt.Printf("mcptray benchmarks, %d runs each, medians (machine: %s)\n\n", *runs, machine())
+	fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+	fmt.Println("|---|---|---|---|---|")
+	failed := false
+	row := func(name string, a, b time.Duration, target float64) {
+		ratio := float64(a) / float64(b)
+		t := "reported"
+		if target > 0 {
+			t = fmt.Sprintf("≤ %.1fx", target)
+			if ratio > target {
+				t += " **missed**"
+				failed = true
+			}
+		}
+		fmt.Printf("| %s | %s | %s | %.2fx | %s |\n", name, ms(a), ms(b), ratio, t)
+	}
+
+	checkOne := []string{*bin, "check", "--config", one}
+	bare := []string{self, "-client", *bin, "serve-demo"}
+	a, b := pair(*runs, env, checkOne, bare)
+	row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
+
+	checkFifty := []string{*bin, "check", "--config", fifty}
+	a, b = pair(*runs, env, checkFifty, checkOne)
+	row("check, 50 demo servers vs 1", a, b, 2)
+
+	everything := filepath.Join(*servers, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	inspector := filepath.Join(*servers, ".bin", "mcp-inspector")
+	if exists(everything) && exists(inspector) {
+		ev := writeConfig(dir, "everything.toml", fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
+		n := max(*runs/3, 3)
+		a, b = pair(n, env, []string{*bin, "check", "--config", ev},
+			[]string{inspector, "--cli", "node", everything, "stdio", "--method", "tools/list"})
+		row("check server-everything vs MCP Inspector CLI tools/list", a, b, 0)
+	} else {
+		fmt.Println("| check server-everything vs MCP Inspector CLI | – | – | – | skipped: `make test` installs the npm servers |")
+	}
+
+	if *gui {
+		guiBench(*bin, dir, env, *rssWait)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func demoServers(bin string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "[servers.demo%d]\ncommand = %q\nargs = [\"serve-demo\"]\n\n", i+1, bin)
+	}
+	return b.String()
+}
+
+func writeConfig(dir, name, text string) string {
+	p := filepath.Join(dir, name)
+	check(os.WriteFile(p, []byte(text), 0o600))
+	return p
+}
+
+// pair times two commands n times each, alternating, and returns their
+// medians. A failing run is fatal: a ratio of broken runs means nothing.
+func pair(n int, env []string, a, b []string) (time.Duration, time.Duration) {
+	var ta, tb []time.Duration
+	for range n {
+		ta = append(ta, timeRun(env, a))
+		tb = append(tb, timeRun(env, b))
+	}
+	return median(ta), median(tb)
+}
+
+func timeRun(env []string, argv []string) time.Duration {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n%s", strings.Join(argv, " "), err, out.String())
+		os.Exit(2)
+	}
+	return time.Since(start)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+}
+
+func machine() string {
+	out, _ := exec.Command("nproc").Output()
+	return strings.TrimSpace(string(out)) + " cores"
+}
+
+// bareClient is the baseline: what any MCP client must do at least.
+func bareClient(argv []string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// guiBench measures how long the GUI takes to put its tray menu on the
+// session bus with 1 and with 50 servers, and its RSS with 20 servers after
+// rssWait.
+func guiBench(bin, dir string, env []string, rssWait time.Duration) {
+	if os.Getenv("DISPLAY") == "" || os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		fmt.Println("| GUI | – | – | – | skipped: needs DISPLAY and a D-Bus session (run under xvfb-run and dbus-run-session) |")
+		return
+	}
+	trayTime := func(servers int) time.Duration {
+		cfg := writeConfig(dir, fmt.Sprintf("gui%d.toml", servers), demoServers(bin, servers))
+		var ds []time.Duration
+		for range 3 {
+			cmd := exec.Command(bin, "gui", "--hide", "--config", cfg)
+			cmd.Env = env
+			start := time.Now()
+			check(cmd.Start())
+			for !trayUp(cmd.Process.Pid) {
+				if time.Since(start) > 30*time.Second {
+					fmt.Fprintln(os.Stderr, "bench: the tray never appeared")
+					os.Exit(2)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			ds = append(ds, time.Since(start))
+			stopGUI(cmd)
+		}
+		return median(ds)
+	}
+	t1, t50 := trayTime(1), trayTime(50)
+	fmt.Printf("| GUI start to tray menu on D-Bus, 50 servers vs 1 | %s | %s | %.2fx | reported |\n", ms(t50), ms(t1), float64(t50)/float64(t1))
+
+	cfg := writeConfig(dir, "gui20.toml", "[settings]\nprobe_interval = \"5s\"\n\n"+demoServers(bin, 20))
+	cmd := exec.Command(bin, "gui", "--config", cfg)
+	cmd.Env = env
+	check(cmd.Start())
+	time.Sleep(rssWait)
+	rss := rssKB(cmd.Process.Pid)
+	stopGUI(cmd)
+	fmt.Printf("| GUI RSS, 20 demo servers, window open, probes every 5 s, after %s | %d MB | – | – | reported |\n", rssWait, rss/1024)
+}
+
+func trayUp(pid int) bool {
+	return exec.Command("gdbus", "call", "--session", "-d", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid),
+		"-o", "/StatusNotifierMenu", "-m", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]").Run() == nil
+}
+
+func stopGUI(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+func rssKB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				n, _ := strconv.Atoi(f[1])
+				return n
+			}
+		}
+	}
+	return 0
+}
