@@ -4,9 +4,9 @@
 SHELL      := /bin/bash
 GO         ?= go
 BIN        := bin/mcptray
+GUIBIN     := bin/mcptray-gui
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
-export CGO_ENABLED := 1
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 
 .PHONY: run build test lint bench fuzz package deps-build deps-test deps-npm clean
@@ -14,8 +14,12 @@ export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 run: deps-build build
 	./$(BIN)
 
+# Two binaries: mcptray (command line, daemon, demo server; pure Go, starts in
+# a millisecond, needs no GUI libraries) and mcptray-gui (the desktop app,
+# Fyne and cgo), which `mcptray` with no command starts.
 build: deps-build
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(GUIBIN) ./cmd/mcptray-gui
 
 test: deps-test deps-npm
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -25,7 +29,7 @@ test: deps-test deps-npm
 	@# GUI tests need a display and a D-Bus session bus (the tray is a D-Bus
 	@# StatusNotifierItem): run the tests inside both (installed by deps-test).
 	$(eval HEADLESS := $(shell command -v xvfb-run >/dev/null && command -v dbus-run-session >/dev/null && echo 'xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --'))
-	$(HEADLESS) $(GO) test -race -count=1 -timeout 30m ./...
+	CGO_ENABLED=1 $(HEADLESS) $(GO) test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 
 FUZZTIME ?= 30s
@@ -45,12 +49,15 @@ lint:
 FYNE       := $(GO) run fyne.io/tools/cmd/fyne@v1.7.4
 PKG_OS     ?= $(shell $(GO) env GOOS)
 package: deps-build
-	$(FYNE) package --os $(PKG_OS) --release --src . --name mcptray \
-	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+	$(FYNE) package --os $(PKG_OS) --release --src ./cmd/mcptray-gui --name mcptray \
+	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' cmd/mcptray-gui/FyneApp.toml)
 	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
+# Ratios against baselines measured in the same run (see packaging/bench).
 bench: deps-test deps-npm build
-	./packaging/bench.sh
+	$(GO) build -o bin/mcptray-bench ./packaging/bench
+	xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
+	  bin/mcptray-bench -mcptray $(BIN) -servers .testservers/node_modules $(BENCHFLAGS)
 
 deps-build:
 	@./packaging/ensure-deps.sh build

@@ -76,11 +76,7 @@ func Main(args []string, env *Env) int {
 
 func run(ctx context.Context, args []string, env *Env) int {
 	if len(args) == 0 {
-		if guiMain != nil {
-			return guiMain(ctx, env)
-		}
-		printUsage(env.Stdout, nil, commands)
-		return 0
+		return launchGUI(env, nil)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -94,9 +90,6 @@ func run(ctx context.Context, args []string, env *Env) int {
 	}
 	return dispatch(ctx, nil, commands, args, env)
 }
-
-// guiMain starts the desktop app; nil in builds without the GUI.
-var guiMain func(ctx context.Context, env *Env) int
 
 func dispatch(ctx context.Context, parents []string, list []*command, args []string, env *Env) int {
 	var c *command

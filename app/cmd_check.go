@@ -40,7 +40,7 @@ values never appear in the output.`,
 				if *timeout <= 0 {
 					return usagef("--timeout must be positive")
 				}
-				cfg, err := loadConfig(env, *cfgPath, *asJSON)
+				cfg, err := LoadConfig(env, *cfgPath, *asJSON)
 				if err != nil {
 					return err
 				}
@@ -209,10 +209,10 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 			proto = string(r.Era) + " " + r.ProtocolVersion
 			server = strings.TrimSpace(r.ServerInfo.Name + " " + r.ServerInfo.Version)
 			counts = fmt.Sprintf("%d/%d/%d", len(r.Tools), len(r.Resources)+len(r.ResourceTemplates), len(r.Prompts))
-			latency = formatLatency(r.ConnectLatency)
+			latency = FormatLatency(r.ConnectLatency)
 		}
 		if st.Probes.Count > 0 {
-			latency += " / " + formatLatency(st.Probes.Last)
+			latency += " / " + FormatLatency(st.Probes.Last)
 		}
 		rep := newServerReport(st, false, time.Time{})
 		diag := "–"

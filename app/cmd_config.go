@@ -25,10 +25,10 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "", "the servers.toml to use (default: $MCPTRAY_CONFIG, else the user config folder)")
 }
 
-// loadConfig finds and loads the config, writing the default one on first
+// LoadConfig finds and loads the config, writing the default one on first
 // run. Warnings and per-server errors are printed to stderr unless quiet; the
 // config is returned even when some servers are invalid.
-func loadConfig(env *Env, flagPath string, quiet bool) (*registry.Config, error) {
+func LoadConfig(env *Env, flagPath string, quiet bool) (*registry.Config, error) {
 	loc, err := registry.Locate(flagPath)
 	if err != nil {
 		return nil, configError{err}
@@ -109,7 +109,7 @@ func cmdConfigValidate(fs *flag.FlagSet) func(context.Context, *Env, []string) e
 		if len(args) > 0 {
 			return usagef("takes no arguments")
 		}
-		cfg, err := loadConfig(env, *cfgPath, true)
+		cfg, err := LoadConfig(env, *cfgPath, true)
 		var diags []registry.Diagnostic
 		var se *registry.SyntaxError
 		switch {
@@ -193,7 +193,7 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		if len(args) > 0 {
 			return usagef("takes no arguments")
 		}
-		cfg, err := loadConfig(env, *cfgPath, false)
+		cfg, err := LoadConfig(env, *cfgPath, false)
 		if err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		for i, e := range entries {
 			target := e.URL + " (" + e.Transport + ")"
 			if e.Kind == "stdio" {
-				target = shellJoin(append([]string{e.Command}, e.Args...))
+				target = ShellJoin(append([]string{e.Command}, e.Args...))
 			}
 			if len(e.Env) > 0 {
 				target = envPrefix(e.Env) + target

@@ -56,7 +56,7 @@ func runDaemon(ctx context.Context, env *Env, cfgFlag string) error {
 // second daemon fails here, before any server starts); run then runs the
 // engine and serves the API until ctx ends.
 func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, err error) {
-	cfg, err := loadConfig(env, cfgFlag, false)
+	cfg, err := LoadConfig(env, cfgFlag, false)
 	if err != nil {
 		return nil, err
 	}
@@ -69,14 +69,14 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	if err != nil {
 		return nil, err
 	}
-	sup := supervisor.New(cfg.Servers, engineOptions(cfg))
+	sup := supervisor.New(cfg.Servers, EngineOptions(cfg))
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
 	srv := control.NewServer(sup, &control.ServerOptions{
 		ConfigPath:    cfg.Path,
 		Version:       Version,
 		Socket:        sock,
 		OnChange:      p.print,
-		ExportOptions: func(ctx context.Context) *clients.Options { return exportOptions(ctx, env) },
+		ExportOptions: func(ctx context.Context) *clients.Options { return ClientOptions(ctx, env) },
 		Logf:          logf,
 	})
 	return func(ctx context.Context) error {

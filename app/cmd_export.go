@@ -128,6 +128,16 @@ func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, 
 	return o, nil
 }
 
+// ClientOptions are the client options for this machine with every default:
+// user scope, this OS, commands resolved on the login shell's PATH (what the
+// desktop app uses).
+func ClientOptions(ctx context.Context, env *Env) *clients.Options {
+	var none string
+	f := &clientFlags{client: &none, scope: &none}
+	o, _ := f.options(ctx, env) // cannot fail without flags
+	return o
+}
+
 // exportable picks the servers to export or install: the named ones, else
 // every valid, enabled one. Invalid servers are refused by name, skipped
 // with a warning otherwise.
@@ -190,7 +200,7 @@ func cmdExport(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			}
 			return nil
 		}
-		cfg, err := loadConfig(env, *cfgPath, true)
+		cfg, err := LoadConfig(env, *cfgPath, true)
 		if err != nil {
 			return err
 		}

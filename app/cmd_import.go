@@ -71,7 +71,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if c.Unverified != "" {
 			fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
 		}
-		cfg, err := loadConfig(env, *cfgPath, true)
+		cfg, err := LoadConfig(env, *cfgPath, true)
 		if err != nil {
 			return err
 		}

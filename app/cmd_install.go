@@ -93,7 +93,7 @@ func cmdInstall(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 		if err != nil {
 			return err
 		}
-		cfg, err := loadConfig(env, *cfgPath, true)
+		cfg, err := LoadConfig(env, *cfgPath, true)
 		if err != nil {
 			return err
 		}

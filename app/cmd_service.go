@@ -24,7 +24,7 @@ func init() {
 				if cfgPath != nil {
 					// The service runs without this shell's environment:
 					// give it the config's absolute path.
-					c, err := loadConfig(env, *cfgPath, true)
+					c, err := LoadConfig(env, *cfgPath, true)
 					if err != nil {
 						return err
 					}

@@ -48,7 +48,7 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 					return nil
 				}
 				info := c.Info()
-				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n\n", info.PID, roundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n\n", info.PID, RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
 				tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tDETAIL")
 				for _, st := range states {
@@ -57,10 +57,10 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 						pid = fmt.Sprint(st.PID)
 					}
 					if u := st.Uptime(snap.Time); u > 0 {
-						up = roundDur(u)
+						up = RoundDur(u)
 					}
 					detail := st.Reason
-					if d := stateDetail(st); d != string(st.State) {
+					if d := StateDetail(st); d != string(st.State) {
 						detail = strings.TrimPrefix(strings.TrimPrefix(d, string(st.State)), ", ") + "; " + st.Reason
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.State, pid, up, st.Restarts, detail)

@@ -28,7 +28,7 @@ every server, and everything they started, and exits 0.
 			cfgPath := configFlag(fs)
 			asJSON := fs.Bool("json", false, "print one JSON object per line")
 			return func(ctx context.Context, env *Env, args []string) error {
-				cfg, err := loadConfig(env, *cfgPath, false)
+				cfg, err := LoadConfig(env, *cfgPath, false)
 				if err != nil {
 					return err
 				}

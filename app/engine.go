@@ -8,11 +8,11 @@ import (
 	"mcptray/supervisor"
 )
 
-// engineOptions turns a loaded config's [settings] into the supervisor's
+// EngineOptions turns a loaded config's [settings] into the supervisor's
 // options, with the health check plugged in. Everything not set here keeps
 // the supervisor's default. The GUI, `up`, `check` and the daemon all build
 // their engine from it, so they behave the same.
-func engineOptions(cfg *registry.Config) *supervisor.Options {
+func EngineOptions(cfg *registry.Config) *supervisor.Options {
 	st := cfg.Settings.WithDefaults()
 	return &supervisor.Options{
 		Checker:        &healthChecker{opts: healthcheck.Options{ClientName: "mcptray", ClientVersion: Version}},
@@ -29,7 +29,7 @@ func engineOptions(cfg *registry.Config) *supervisor.Options {
 // which already is what the person's shell set, instead of asking the login
 // shell again as the GUI and the daemon must.
 func terminalEngineOptions(cfg *registry.Config) *supervisor.Options {
-	o := engineOptions(cfg)
+	o := EngineOptions(cfg)
 	o.Environ = func(context.Context) []string { return supervisor.ProcessEnvironment() }
 	return o
 }

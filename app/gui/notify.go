@@ -1,10 +1,11 @@
-package app
+package gui
 
 import (
 	"time"
 
 	"fyne.io/fyne/v2"
 
+	"mcptray/app"
 	"mcptray/supervisor"
 )
 
@@ -44,7 +45,7 @@ func transitions(prev, next supervisor.Snapshot) []event {
 			out = append(out, event{n.Name, n.Name + " is unhealthy", reason})
 		case supervisor.StateReady:
 			if wasBad(p.State) || p.State == supervisor.StateStarting && n.Restarts > p.Restarts {
-				out = append(out, event{n.Name, n.Name + " recovered", stateDetail(n)})
+				out = append(out, event{n.Name, n.Name + " recovered", app.StateDetail(n)})
 			}
 		}
 	}

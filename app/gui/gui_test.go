@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -227,7 +228,7 @@ func TestTrayMenu(t *testing.T) {
 func newTestController(t *testing.T, eng Engine, cfgPath string) *controller {
 	t.Helper()
 	a := test.NewTempApp(t)
-	c := newController(a, eng, cfgPath, &Env{})
+	c := newController(a, eng, cfgPath, &app.Env{})
 	c.now = func() time.Time { return t0.Add(5 * time.Minute) }
 	c.openMain()
 	c.win.Resize(fyne.NewSize(1100, 700))

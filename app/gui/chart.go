@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"image/color"
@@ -9,6 +9,8 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"mcptray/app"
 )
 
 // latencyChart draws the last probes' latencies as bars, newest on the
@@ -82,7 +84,7 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	if max <= 0 {
 		max = time.Millisecond
 	}
-	r.maxLabel.Text = "max " + formatLatency(max)
+	r.maxLabel.Text = "max " + app.FormatLatency(max)
 	slot := w / 100 // room for 100 probes, newest on the right
 	gap := float32(1)
 	if slot < 3 {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package app
+package gui
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app"
 	"mcptray/control"
 	"mcptray/supervisor"
 )
@@ -94,8 +95,8 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 		}
 	}
 	c.apply(c.eng.Snapshot())
-	if !strings.Contains(listLine(&c.snap.Servers[0]), "backoff") {
-		t.Errorf("list line %q", listLine(&c.snap.Servers[0]))
+	if !strings.Contains(app.ListLine(&c.snap.Servers[0]), "backoff") {
+		t.Errorf("list line %q", app.ListLine(&c.snap.Servers[0]))
 	}
 }
 

@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"mcptray/app"
 	"mcptray/registry"
 	"mcptray/registry/clients"
 )
@@ -82,7 +83,7 @@ func (c *controller) copyConfig(name, clientID string) {
 // clientOptions are the export options for this machine: commands resolve
 // through the login shell's PATH, as GUI clients need.
 func (c *controller) clientOptions() *clients.Options {
-	return exportOptions(context.Background(), c.env)
+	return app.ClientOptions(context.Background(), c.env)
 }
 
 // exportDialog picks a client and servers, shows the snippet, and copies,
@@ -316,7 +317,7 @@ func (c *controller) showImport() {
 			if s.IsRemote() {
 				b.WriteString(s.URL + "\n")
 			} else {
-				b.WriteString(shellJoin(append([]string{s.Command}, s.Args...)) + "\n")
+				b.WriteString(app.ShellJoin(append([]string{s.Command}, s.Args...)) + "\n")
 			}
 		}
 		for _, w := range imp.Warnings {
@@ -376,13 +377,4 @@ func (c *controller) showImport() {
 	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), importBtn})
 	d.Resize(fyne.NewSize(760, 520))
 	d.Show()
-}
-
-// exportOptions are the client options for this machine with every default:
-// user scope, this OS, commands resolved on the login shell's PATH.
-func exportOptions(ctx context.Context, env *Env) *clients.Options {
-	var none string
-	f := &clientFlags{client: &none, scope: &none}
-	o, _ := f.options(ctx, env) // cannot fail without flags
-	return o
 }

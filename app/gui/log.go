@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"mcptray/app"
 	"mcptray/supervisor"
 )
 
@@ -87,7 +88,7 @@ func newLogView(eng Engine, window func() fyne.Window) *logView {
 	}
 	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
 		fyne.CurrentApp().Clipboard().SetContent(v.text())
-		v.status.SetText("copied " + plural(len(v.shown), "line"))
+		v.status.SetText("copied " + app.Plural(len(v.shown), "line"))
 	})
 	saveBtn := widget.NewButtonWithIcon("Save…", theme.DocumentSaveIcon(), v.save)
 	v.status = widget.NewLabel("")
@@ -168,7 +169,7 @@ func (v *logView) refilter() {
 	if v.follow {
 		v.scrollToEnd()
 	}
-	v.status.SetText(plural(len(v.shown), "line"))
+	v.status.SetText(app.Plural(len(v.shown), "line"))
 }
 
 func (v *logView) scrollToEnd() {

@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"mcptray/app"
 	"mcptray/healthcheck"
 	"mcptray/supervisor"
 )
@@ -78,7 +79,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 			row := o.(*fyne.Container)
 			texts := row.Objects[0].(*fyne.Container)
 			texts.Objects[0].(*widget.Label).SetText(s.Name)
-			texts.Objects[1].(*widget.Label).SetText(listLine(s))
+			texts.Objects[1].(*widget.Label).SetText(app.ListLine(s))
 			dot := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects[0].(*canvas.Circle)
 			dot.FillColor = stateColor(s.State)
 			dot.Refresh()
@@ -216,7 +217,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	m.header.SetText(s.Name)
 	m.badge.FillColor = stateColor(s.State)
 	m.badge.Refresh()
-	m.stateLabel.SetText(stateDetail(s))
+	m.stateLabel.SetText(app.StateDetail(s))
 	if s.State.Alive() || s.State == supervisor.StateBackoff {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
@@ -256,14 +257,14 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	set("Transport", transport)
 	cmd := s.Command
 	if s.Server != nil && s.Server.Command != "" && len(s.Server.Args) > 0 {
-		cmd += "  " + shellJoin(s.Server.Args)
+		cmd += "  " + app.ShellJoin(s.Server.Args)
 	}
 	set("Command", cmd)
 	proc := ""
 	if s.PID > 0 {
-		proc = fmt.Sprintf("pid %d, up %s", s.PID, roundDur(s.Uptime(now)))
+		proc = fmt.Sprintf("pid %d, up %s", s.PID, app.RoundDur(s.Uptime(now)))
 	} else if !s.StartedAt.IsZero() {
-		proc = "connected " + roundDur(s.Uptime(now)) + " ago"
+		proc = "connected " + app.RoundDur(s.Uptime(now)) + " ago"
 	}
 	set("Process", proc)
 	set("Restarts", fmt.Sprint(s.Restarts))
@@ -274,8 +275,8 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	}
 	p := s.Probes
 	if p.Count > 0 {
-		lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", formatLatency(p.Last), formatLatency(p.Min),
-			formatLatency(p.Median), formatLatency(p.P95), plural(p.Count, "probe"))
+		lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", app.FormatLatency(p.Last), app.FormatLatency(p.Min),
+			app.FormatLatency(p.Median), app.FormatLatency(p.P95), app.Plural(p.Count, "probe"))
 		if p.ConsecutiveFailures > 0 {
 			lat += fmt.Sprintf(" · %d failing in a row", p.ConsecutiveFailures)
 		}

@@ -1,8 +1,9 @@
-package app
+package gui
 
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"mcptray/app"
 	"mcptray/registry"
 )
 
@@ -241,7 +243,7 @@ func registryProblems(s *registry.Server) []string {
 	}
 	for _, m := range []map[string]string{s.Env, s.Headers} {
 		for _, k := range sortedKeys(m) {
-			if v := m[k]; v != "" && MaskSecret(v) != v && looksSecret(k) {
+			if v := m[k]; v != "" && app.MaskSecret(v) != v && looksSecret(k) {
 				out = append(out, fmt.Sprintf("%s holds a literal secret; consider ${env:VAR} so it stays out of servers.toml", k))
 			}
 		}
@@ -392,3 +394,5 @@ func (c *controller) removeServer(name string) {
 			}
 		}, c.win)
 }
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

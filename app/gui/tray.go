@@ -1,8 +1,9 @@
-package app
+package gui
 
 import (
 	"fyne.io/fyne/v2"
 
+	"mcptray/app"
 	"mcptray/assets"
 	"mcptray/supervisor"
 )
@@ -32,7 +33,7 @@ func buildTrayMenu(snap supervisor.Snapshot, act trayActions) *fyne.Menu {
 	for i := range snap.Servers {
 		s := &snap.Servers[i]
 		name := s.Name
-		item := fyne.NewMenuItem(summary(s), func() { act.showDetails(name) })
+		item := fyne.NewMenuItem(app.Summary(s), func() { act.showDetails(name) })
 		var sub []*fyne.MenuItem
 		sub = append(sub, fyne.NewMenuItem("Restart", func() { act.restart(name) }))
 		if s.State.Alive() || s.State == supervisor.StateBackoff {

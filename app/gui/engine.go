@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"mcptray/app"
 	"mcptray/control"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -15,7 +16,7 @@ import (
 // control socket: the servers are the daemon's and keep running when the
 // app quits. Otherwise the engine runs in this process and the app's Quit
 // stops its servers. run follows the engine until its ctx ends.
-func newGUIEngine(ctx context.Context, env *Env, cfg *registry.Config) (Engine, func(context.Context), error) {
+func newGUIEngine(ctx context.Context, env *app.Env, cfg *registry.Config) (Engine, func(context.Context), error) {
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	c, err := control.Dial(dctx, nil)
 	cancel()
@@ -28,6 +29,6 @@ func newGUIEngine(ctx context.Context, env *Env, cfg *registry.Config) (Engine, 
 		return c, func(ctx context.Context) { c.Run(ctx) }, nil
 	}
 	fmt.Fprintf(env.Stderr, "mcptray: no daemon answers (%v); running the servers in this process\n", err)
-	sup := supervisor.New(cfg.Servers, engineOptions(cfg))
+	sup := supervisor.New(cfg.Servers, app.EngineOptions(cfg))
 	return sup, func(ctx context.Context) { sup.Run(ctx) }, nil
 }

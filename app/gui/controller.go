@@ -1,4 +1,4 @@
-package app
+package gui
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"github.com/fsnotify/fsnotify"
 
+	"mcptray/app"
 	"mcptray/assets"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -26,7 +27,7 @@ type controller struct {
 	app     fyne.App
 	eng     Engine
 	cfgPath string
-	env     *Env
+	env     *app.Env
 
 	snap      supervisor.Snapshot
 	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
@@ -42,7 +43,7 @@ type controller struct {
 	saveMu sync.Mutex
 }
 
-func newController(a fyne.App, eng Engine, cfgPath string, env *Env) *controller {
+func newController(a fyne.App, eng Engine, cfgPath string, env *app.Env) *controller {
 	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
 	c.notify = newNotifier(a, nil)
 	return c

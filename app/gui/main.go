@@ -1,0 +1,111 @@
+package gui
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+
+	"mcptray/app"
+	"mcptray/assets"
+)
+
+// AppID is the desktop app's identifier (FyneApp.toml, preferences folder).
+const AppID = "dev.mcptray.app"
+
+// Main runs the desktop app with the command-line arguments args (without
+// the program name) and returns the exit code. `mcptray` with no command, and
+// `mcptray gui`, start it.
+func Main(args []string, env *app.Env) int {
+	fs := flag.NewFlagSet("mcptray gui", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	cfgPath := fs.String("config", "", "the servers.toml to use (default: $MCPTRAY_CONFIG, else the user config folder)")
+	hide := fs.Bool("hide", false, "start in the tray without opening the window (for login autostart)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "mcptray gui: takes no arguments\n")
+		return 2
+	}
+	if env.Exe == "" {
+		env.Exe = cliPath()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runGUI(ctx, env, *cfgPath, *hide)
+}
+
+// cliPath is the mcptray command-line binary, which the demo server of a
+// first-run config runs: the one that started this app, else the one beside
+// it, else mcptray on PATH.
+func cliPath() string {
+	if p := os.Getenv(app.EnvCLI); p != "" {
+		return p
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "mcptray"+filepath.Ext(exe))
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "mcptray"
+}
+
+// runGUI runs the desktop app until Quit (or SIGINT/SIGTERM), then stops
+// every server the engine started.
+func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
+	cfg, err := app.LoadConfig(env, cfgFlag, false)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
+		return 2
+	}
+	eng, run, err := newGUIEngine(ctx, env, cfg)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
+		return 1
+	}
+	a := fyneapp.NewWithID(AppID)
+	a.SetIcon(assets.AppIcon)
+	c := newController(a, eng, cfg.Path, env)
+
+	bg, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { run(bg) })
+	wg.Go(func() { c.watch(bg, 250*time.Millisecond) })
+	wg.Go(func() {
+		if err := c.watchConfig(bg); err != nil {
+			fmt.Fprintf(env.Stderr, "mcptray: not watching %s for changes: %v\n", cfg.Path, err)
+		}
+	})
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+			fyne.Do(a.Quit)
+		case <-bg.Done():
+		}
+	})
+	// The tray must exist before Run: Fyne starts it as the loop begins.
+	c.setUp()
+	a.Lifecycle().SetOnStarted(func() {
+		if !hide {
+			c.openMain()
+		}
+	})
+	a.Run()
+	cancel()
+	wg.Wait()
+	return 0
+}

@@ -1,0 +1,126 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"mcptray/supervisor"
+)
+
+// Summary says in words where a server is, for the tray menu:
+// "filesystem: ready, 14 tools, 3 ms"; "github: crash-looping, exit 1".
+func Summary(s *supervisor.ServerState) string {
+	return s.Name + ": " + StateDetail(s)
+}
+
+// StateDetail is summary without the name.
+func StateDetail(s *supervisor.ServerState) string {
+	parts := []string{string(s.State)}
+	if s.Server != nil && s.Server.Disabled {
+		parts[0] = "disabled"
+	}
+	switch s.State {
+	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
+		if s.Report != nil {
+			parts = append(parts, Plural(len(s.Report.Tools), "tool"))
+		}
+		if s.Probes.Count > 0 {
+			parts = append(parts, FormatLatency(s.Probes.Last))
+		} else if s.Report != nil && s.Report.ConnectLatency > 0 {
+			parts = append(parts, FormatLatency(s.Report.ConnectLatency))
+		}
+		if s.State != supervisor.StateReady && s.Diagnosis != nil {
+			parts = append(parts, string(s.Diagnosis.Code))
+		}
+	case supervisor.StateBackoff:
+		if !s.NextAttempt.IsZero() {
+			parts = append(parts, "retry at "+s.NextAttempt.Local().Format("15:04:05"))
+		}
+		parts = append(parts, exitWords(s))
+	case supervisor.StateCrashLooping:
+		parts = append(parts, exitWords(s))
+	case supervisor.StateFailed:
+		if s.Diagnosis != nil {
+			parts = append(parts, string(s.Diagnosis.Code))
+		}
+	}
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func exitWords(s *supervisor.ServerState) string {
+	switch {
+	case s.LastExit != nil && s.LastExit.Signal != "":
+		return s.LastExit.Signal
+	case s.LastExit != nil:
+		return fmt.Sprintf("exit %d", s.LastExit.Code)
+	case s.Diagnosis != nil:
+		return string(s.Diagnosis.Code)
+	}
+	return ""
+}
+
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// FormatLatency prints a probe latency at a precision a person can read.
+func FormatLatency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "–"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func RoundDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+// EraWords is "modern 2026-07-28" or "legacy 2025-11-25".
+func EraWords(s *supervisor.ServerState) string {
+	if s.Report == nil {
+		if s.Era != "" {
+			return string(s.Era)
+		}
+		return ""
+	}
+	return strings.TrimSpace(string(s.Report.Era) + " " + s.Report.ProtocolVersion)
+}
+
+// ListLine is the second line of a server in the main window's list.
+func ListLine(s *supervisor.ServerState) string {
+	parts := []string{StateDetail(s)}
+	if e := EraWords(s); e != "" {
+		parts = append(parts, e)
+	}
+	if s.Restarts > 0 {
+		parts = append(parts, Plural(s.Restarts, "restart"))
+	}
+	return strings.Join(parts, " · ")
+}
