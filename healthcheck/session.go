@@ -411,8 +411,10 @@ func (s *Session) fillHandshake(res *mcp.InitializeResult, latency time.Duration
 // maxPages stops a server that hands out cursors forever.
 const maxPages = 1000
 
-// discover lists what the server declared, every page. A failing list is a
-// list-failed diagnosis (the server is degraded), not an error.
+// discover lists what the server declared, every page. The lists go out
+// at once (JSON-RPC allows requests in flight together), so discovery costs
+// one round trip rather than four. A failing list is a list-failed diagnosis
+// (the server is degraded), not an error.
 func (s *Session) discover(ctx context.Context) error {
 	caps := s.cs.InitializeResult().Capabilities
 	if caps == nil {
@@ -420,8 +422,13 @@ func (s *Session) discover(ctx context.Context) error {
 	}
 	r := &s.report
 	r.Tools, r.Resources, r.ResourceTemplates, r.Prompts = []Tool{}, []Resource{}, []ResourceTemplate{}, []Prompt{}
+	type list struct {
+		what string
+		page func(cursor string) (next string, err error)
+	}
+	var lists []list
 	if caps.Tools != nil {
-		err := paginate(ctx, func(cur string) (string, error) {
+		lists = append(lists, list{"tools", func(cur string) (string, error) {
 			res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
 			if err != nil {
 				return "", err
@@ -431,13 +438,10 @@ func (s *Session) discover(ctx context.Context) error {
 				r.Tools = append(r.Tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
 			}
 			return res.NextCursor, nil
-		})
-		if err != nil {
-			r.Diagnoses = append(r.Diagnoses, listFailed("tools", err))
-		}
+		}})
 	}
 	if caps.Resources != nil {
-		err := paginate(ctx, func(cur string) (string, error) {
+		lists = append(lists, list{"resources", func(cur string) (string, error) {
 			res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
 			if err != nil {
 				return "", err
@@ -446,11 +450,7 @@ func (s *Session) discover(ctx context.Context) error {
 				r.Resources = append(r.Resources, Resource{URI: x.URI, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
 			}
 			return res.NextCursor, nil
-		})
-		if err != nil {
-			r.Diagnoses = append(r.Diagnoses, listFailed("resources", err))
-		}
-		err = paginate(ctx, func(cur string) (string, error) {
+		}}, list{"resource templates", func(cur string) (string, error) {
 			res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
 			if err != nil {
 				return "", err
@@ -459,13 +459,10 @@ func (s *Session) discover(ctx context.Context) error {
 				r.ResourceTemplates = append(r.ResourceTemplates, ResourceTemplate{URITemplate: x.URITemplate, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
 			}
 			return res.NextCursor, nil
-		})
-		if err != nil {
-			r.Diagnoses = append(r.Diagnoses, listFailed("resource templates", err))
-		}
+		}})
 	}
 	if caps.Prompts != nil {
-		err := paginate(ctx, func(cur string) (string, error) {
+		lists = append(lists, list{"prompts", func(cur string) (string, error) {
 			res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
 			if err != nil {
 				return "", err
@@ -478,9 +475,18 @@ func (s *Session) discover(ctx context.Context) error {
 				r.Prompts = append(r.Prompts, pr)
 			}
 			return res.NextCursor, nil
-		})
+		}})
+	}
+	// Each list fills its own field of the report; errors keep list order.
+	errs := make([]error, len(lists))
+	var wg sync.WaitGroup
+	for i, l := range lists {
+		wg.Go(func() { errs[i] = paginate(ctx, l.page) })
+	}
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
-			r.Diagnoses = append(r.Diagnoses, listFailed("prompts", err))
+			r.Diagnoses = append(r.Diagnoses, listFailed(lists[i].what, err))
 		}
 	}
 	if s.wire != nil {
