@@ -6,11 +6,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // envRef matches a ${env:VAR} reference. VAR follows the shell's rule for
 // variable names.
-var envRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+// It is compiled on first use: most mcptray processes (the demo server, a
+// CLI call) never need it, and every process start counts.
+var envRefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+})
 
 // UnsetVarError reports a ${env:VAR} reference to a variable that is not set
 // in mcptray's environment. It is an error for that server only.
@@ -28,7 +33,7 @@ func (e *UnsetVarError) Error() string {
 // order of appearance.
 func EnvRefs(s string) []string {
 	var names []string
-	for _, m := range envRef.FindAllStringSubmatch(s, -1) {
+	for _, m := range envRefRE().FindAllStringSubmatch(s, -1) {
 		names = append(names, m[1])
 	}
 	return names
@@ -37,13 +42,13 @@ func EnvRefs(s string) []string {
 // ReplaceEnvRefs replaces every ${env:VAR} in s with repl(VAR). Export uses it
 // to turn references into each AI client's own syntax.
 func ReplaceEnvRefs(s string, repl func(name string) string) string {
-	return envRef.ReplaceAllStringFunc(s, func(m string) string {
-		return repl(envRef.FindStringSubmatch(m)[1])
+	return envRefRE().ReplaceAllStringFunc(s, func(m string) string {
+		return repl(envRefRE().FindStringSubmatch(m)[1])
 	})
 }
 
 // HasEnvRef reports whether s holds a ${env:VAR} reference.
-func HasEnvRef(s string) bool { return envRef.MatchString(s) }
+func HasEnvRef(s string) bool { return envRefRE().MatchString(s) }
 
 // LookupFunc looks up an environment variable, like [os.LookupEnv].
 type LookupFunc func(name string) (string, bool)
@@ -60,8 +65,8 @@ func (s *Server) Expand(lookup LookupFunc) (*Server, error) {
 	out := s.Clone()
 	var firstErr error
 	sub := func(field, v string) string {
-		return envRef.ReplaceAllStringFunc(v, func(m string) string {
-			name := envRef.FindStringSubmatch(m)[1]
+		return envRefRE().ReplaceAllStringFunc(v, func(m string) string {
+			name := envRefRE().FindStringSubmatch(m)[1]
 			val, ok := lookup(name)
 			if !ok && firstErr == nil {
 				firstErr = &UnsetVarError{Server: s.Name, Field: field, Var: name}

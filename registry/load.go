@@ -236,7 +236,7 @@ func fillServer(s *Server, d *serverDoc) error {
 	bad := func(field, format string, args ...any) error {
 		return &ServerError{Server: s.Name, Field: field, Message: fmt.Sprintf(format, args...)}
 	}
-	if !NamePattern.MatchString(s.Name) {
+	if !ValidName(s.Name) {
 		return bad("", "the name must be 1-64 letters, digits, '-' or '_'")
 	}
 	str := func(p *string) string {

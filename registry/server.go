@@ -6,7 +6,6 @@ package registry
 
 import (
 	"maps"
-	"regexp"
 	"slices"
 	"time"
 )
@@ -116,8 +115,19 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// NamePattern is the rule for a server's name.
-var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// ValidName reports whether name is a valid server name: 1-64 letters,
+// digits, '-' or '_'.
+func ValidName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isBareKeyChar(name[i]) { // the same characters as a bare TOML key
+			return false
+		}
+	}
+	return true
+}
 
 // Settings is the [settings] table. Zero fields mean "use the default"; call
 // [Settings.WithDefaults] to fill them.
