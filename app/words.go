@@ -45,6 +45,9 @@ func StateDetail(s *supervisor.ServerState) string {
 			parts = append(parts, string(s.Diagnosis.Code))
 		}
 	}
+	if s.Restarts > 0 {
+		parts = append(parts, Plural(s.Restarts, "restart"))
+	}
 	out := parts[:0]
 	for _, p := range parts {
 		if p != "" {
@@ -118,9 +121,6 @@ func ListLine(s *supervisor.ServerState) string {
 	parts := []string{StateDetail(s)}
 	if e := EraWords(s); e != "" {
 		parts = append(parts, e)
-	}
-	if s.Restarts > 0 {
-		parts = append(parts, Plural(s.Restarts, "restart"))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -132,6 +132,7 @@ func (c *controller) trayActions() trayActions {
 		openMain:    c.openMain,
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,
+		quit:        c.app.Quit,
 	}
 }
 

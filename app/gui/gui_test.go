@@ -180,6 +180,7 @@ func TestTrayMenu(t *testing.T) {
 		openMain:    func() { got = append(got, "open") },
 		checkAll:    func() { got = append(got, "check") },
 		reload:      func() { got = append(got, "reload") },
+		quit:        func() { got = append(got, "quit") },
 	}
 	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
 	menu := buildTrayMenu(sampleSnapshot(), act)
@@ -189,11 +190,11 @@ func TestTrayMenu(t *testing.T) {
 	}
 	want := []string{
 		"demo: ready, 3 tools, 3.0 ms",
-		"github: crash-looping, exit 1",
+		"github: crash-looping, exit 1, 5 restarts",
 		"missing: failed, command-not-found",
 		"flaky: backoff, SIGKILL",
 		"idle: stopped",
-		"", "Open mcptray", "Check all now", "Reload config",
+		"", "Open mcptray", "Check all now", "Reload config", "", "Quit",
 	}
 	if !slices.Equal(labels, want) {
 		t.Errorf("labels:\n%q\nwant\n%q", labels, want)
@@ -219,7 +220,8 @@ func TestTrayMenu(t *testing.T) {
 	menu.Items[6].Action()
 	menu.Items[7].Action()
 	menu.Items[8].Action()
-	wantCalls := []string{"restart demo", "startStop idle true", "startStop demo false", "log github", "copy demo cursor", "open", "check", "reload"}
+	menu.Items[10].Action()
+	wantCalls := []string{"restart demo", "startStop idle true", "startStop demo false", "log github", "copy demo cursor", "open", "check", "reload", "quit"}
 	if !slices.Equal(got, wantCalls) {
 		t.Errorf("calls %q\nwant %q", got, wantCalls)
 	}

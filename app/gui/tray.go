@@ -19,6 +19,7 @@ type trayActions struct {
 	openMain    func()
 	checkAll    func()
 	reload      func()
+	quit        func()
 }
 
 // copyClients lists the AI clients offered under "Copy config for"
@@ -27,7 +28,7 @@ var copyClients = func() [][2]string { return nil }
 
 // buildTrayMenu renders a snapshot as the tray menu: one item per server
 // with its state in words and a submenu of actions, then the app's own
-// items. Fyne appends its own "Quit".
+// items and Quit.
 func buildTrayMenu(snap supervisor.Snapshot, act trayActions) *fyne.Menu {
 	var items []*fyne.MenuItem
 	for i := range snap.Servers {
@@ -70,8 +71,19 @@ func buildTrayMenu(snap supervisor.Snapshot, act trayActions) *fyne.Menu {
 		fyne.NewMenuItem("Open mcptray", act.openMain),
 		fyne.NewMenuItem("Check all now", act.checkAll),
 		fyne.NewMenuItem("Reload config", act.reload),
+		fyne.NewMenuItemSeparator(),
+		quitItem(act.quit),
 	)
 	return fyne.NewMenu("mcptray", items...)
+}
+
+// quitItem is the tray's Quit, which ends the app (and with it every server
+// it started). Fyne adds a Quit of its own only on a menu's second render,
+// and binds actions before that, so each new menu carries its own.
+func quitItem(quit func()) *fyne.MenuItem {
+	q := fyne.NewMenuItem("Quit", quit)
+	q.IsQuit = true
+	return q
 }
 
 // trayIcon is the icon for an aggregate health.

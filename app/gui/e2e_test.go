@@ -1,0 +1,260 @@
+//go:build linux
+
+package gui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The end-to-end test runs the real binaries: `mcptray gui` on a config with
+// the demo server and a server that exits at once, reads the tray menu back
+// over D-Bus (the tray is a StatusNotifierItem with a dbusmenu), fires
+// "Restart" through the dbusmenu Event method, takes a screenshot of the main
+// window, and quits through the tray's own Quit item. `make test` runs the
+// tests under xvfb-run and dbus-run-session.
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// binaries builds mcptray and mcptray-gui side by side, once.
+func binaries(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "mcptray-e2e-bin-")
+		if buildErr != nil {
+			return
+		}
+		for _, b := range [][2]string{{"mcptray", "mcptray"}, {"mcptray-gui", "mcptray/cmd/mcptray-gui"}} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, b[0]), b[1]).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+// needDesktop skips, saying why, when the display or the session bus cannot
+// be had.
+func needDesktop(t *testing.T) {
+	t.Helper()
+	var missing []string
+	if os.Getenv("DISPLAY") == "" {
+		missing = append(missing, "DISPLAY (run under xvfb-run)")
+	}
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		missing = append(missing, "a D-Bus session bus (run under dbus-run-session)")
+	}
+	for _, tool := range []string{"gdbus", "xwininfo", "import"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		t.Skipf("GUI end-to-end test needs %s; `make test` installs and provides them", strings.Join(missing, ", "))
+	}
+}
+
+type menuItem struct {
+	id    string
+	label string
+}
+
+var itemRE = regexp.MustCompile(`\((\d+), \{([^{}]*)\}`)
+var labelRE = regexp.MustCompile(`'label': <'([^']*)'>`)
+
+// trayMenu reads the tray's menu over D-Bus, items in menu order (a
+// submenu's items follow their parent).
+func trayMenu(pid int) ([]menuItem, error) {
+	out, err := exec.Command("gdbus", "call", "--session", "-d", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid),
+		"-o", "/StatusNotifierMenu", "-m", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out)
+	}
+	var items []menuItem
+	for _, m := range itemRE.FindAllStringSubmatch(string(out), -1) {
+		if l := labelRE.FindStringSubmatch(m[2]); l != nil {
+			items = append(items, menuItem{m[1], l[1]})
+		}
+	}
+	return items, nil
+}
+
+func clickItem(pid int, id string) error {
+	out, err := exec.Command("gdbus", "call", "--session", "-d", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid),
+		"-o", "/StatusNotifierMenu", "-m", "com.canonical.dbusmenu.Event", "--", id, "clicked", `<"">`, "0").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// waitMenu polls the tray menu until cond holds for it.
+func waitMenu(t *testing.T, pid int, what string, cond func([]menuItem) bool) []menuItem {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var items []menuItem
+	var err error
+	for time.Now().Before(deadline) {
+		if items, err = trayMenu(pid); err == nil && cond(items) {
+			return items
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("tray menu never showed %s; last: %v %v", what, items, err)
+	return nil
+}
+
+func labelWith(items []menuItem, prefix string) (int, bool) {
+	for i, it := range items {
+		if strings.HasPrefix(it.label, prefix) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+func TestTrayEndToEnd(t *testing.T) {
+	needDesktop(t)
+	bin := binaries(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`[settings]
+probe_interval = "1s"
+
+[servers.demo]
+command = %q
+args = ["serve-demo"]
+
+[servers.quitter]
+command = "sh"
+args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
+`, filepath.Join(bin, "mcptray"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "mcptray"), "gui", "--config", cfg)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_RUNTIME_DIR="+filepath.Join(dir, "run"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid // mcptray execs mcptray-gui: the pid stays
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // no-op once it exited
+		<-exited
+	})
+
+	items := waitMenu(t, pid, "demo ready and quitter failing", func(items []menuItem) bool {
+		_, ready := labelWith(items, "demo: ready, 3 tools")
+		_, bad := labelWith(items, "quitter: backoff")
+		if !bad {
+			_, bad = labelWith(items, "quitter: crash-looping")
+		}
+		return ready && bad
+	})
+	for _, want := range []string{"Open mcptray", "Check all now", "Reload config", "Quit"} {
+		if _, ok := labelWith(items, want); !ok {
+			t.Errorf("tray menu lacks %q: %v", want, items)
+		}
+	}
+	i, _ := labelWith(items, "demo: ")
+	if items[i+1].label != "Restart" || items[i+2].label != "Stop" {
+		t.Fatalf("demo's submenu: %v", items[i:])
+	}
+	if strings.Contains(items[i].label, "restart") {
+		t.Fatalf("demo restarted before we asked: %q", items[i].label)
+	}
+	if err := clickItem(pid, items[i+1].id); err != nil {
+		t.Fatal(err)
+	}
+	waitMenu(t, pid, "demo ready after 1 restart", func(items []menuItem) bool {
+		j, ok := labelWith(items, "demo: ready")
+		return ok && strings.Contains(items[j].label, "1 restart")
+	})
+
+	// The main window is open (no --hide): take its picture.
+	shot := filepath.Join(dir, "main.png")
+	if d := os.Getenv("MCPTRAY_SCREENSHOTS"); d != "" {
+		shot = filepath.Join(d, "main-window.png")
+	}
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out, _ := exec.Command("xwininfo", "-root", "-tree").Output()
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, `"mcptray"`) {
+				id = strings.Fields(line)[0]
+				break
+			}
+		}
+	}
+	if id == "" {
+		t.Fatal("no mcptray window on the display")
+	}
+	time.Sleep(500 * time.Millisecond) // let it paint
+	if out, err := exec.Command("import", "-window", id, shot).CombinedOutput(); err != nil {
+		t.Fatalf("screenshot: %v: %s", err, out)
+	}
+	if fi, err := os.Stat(shot); err != nil || fi.Size() < 10_000 {
+		t.Errorf("screenshot %s looks empty: %v", shot, err)
+	}
+
+	// Find the demo server's pid before quitting, to check it is gone after.
+	demoPids := childPids(pid)
+	items, _ = trayMenu(pid)
+	q, ok := labelWith(items, "Quit")
+	if !ok {
+		t.Fatal("no Quit item")
+	}
+	if err := clickItem(pid, items[q].id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("mcptray gui exited with %v\n%s", waitErr, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Quit did not end the app\n%s", stderr.String())
+	}
+	for _, p := range demoPids {
+		if syscall.Kill(p, 0) == nil {
+			t.Errorf("server process %d survived Quit", p)
+		}
+	}
+}
+
+// childPids lists the direct children of pid.
+func childPids(pid int) []int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		var n int
+		fmt.Sscan(f, &n)
+		out = append(out, n)
+	}
+	return out
+}
