@@ -360,6 +360,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 	}
 
 	var p *process
+	var firstSeq uint64 // the seq of the process's first stderr line
 	target := healthcheck.Target{Server: exp, EraHint: u.era}
 	restarted := u.spawned
 	u.spawned = true
@@ -381,6 +382,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			errors.As(err, &ce)
 			return failed(diagCommand(srv, ce))
 		}
+		firstSeq = u.ring.total() + 1
 		p, err = spawn(spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir}, u.ring, u.logf, o.MaxLineBytes, clock.Now)
 		if err != nil {
 			return failed(diagSpawn(srv, path, err))
@@ -526,7 +528,12 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 	// exit code or signal, uptime and the last stderr lines.
 	exitOutcome := func(duringStartup bool) outcome {
 		exit := p.exit
-		tail := u.ring.tail(tailLines)
+		// Only this process's lines: earlier runs' lines would repeat the
+		// same error once per restart.
+		tail, _ := u.ring.since(firstSeq)
+		if len(tail) > tailLines {
+			tail = tail[len(tail)-tailLines:]
+		}
 		clean := exit.Code == 0 && exit.Signal == ""
 		policy := srv.RestartPolicy()
 		if clean && !duringStartup && policy == registry.RestartOnFailure {

@@ -8,6 +8,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/healthcheck"
@@ -43,9 +44,7 @@ func newCatalogView(what string) *catalogView {
 			t := widget.NewLabel("")
 			t.TextStyle.Bold = true
 			t.Truncation = fyne.TextTruncateEllipsis
-			s := widget.NewLabel("")
-			s.Truncation = fyne.TextTruncateEllipsis
-			s.Importance = widget.LowImportance
+			s := newSubtitle()
 			return container.NewVBox(t, s)
 		},
 		func(id widget.ListItemID, o fyne.CanvasObject) {
@@ -55,7 +54,7 @@ func newCatalogView(what string) *catalogView {
 			it := c.items[c.shown[id]]
 			box := o.(*fyne.Container)
 			box.Objects[0].(*widget.Label).SetText(it.title)
-			box.Objects[1].(*widget.Label).SetText(it.summary)
+			setSubtitle(box.Objects[1].(*widget.RichText), it.summary)
 		})
 	c.list.OnSelected = func(id widget.ListItemID) {
 		if id < len(c.shown) {
@@ -183,4 +182,23 @@ func prettyJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return b.String()
+}
+
+// newSubtitle is the second, quieter line of a list row: the theme's
+// placeholder colour, readable on dark and light themes alike (the disabled
+// colour is too faint for text people read).
+func newSubtitle() *widget.RichText {
+	r := widget.NewRichText(&widget.TextSegment{Style: subtitleStyle})
+	r.Truncation = fyne.TextTruncateEllipsis
+	return r
+}
+
+var subtitleStyle = widget.RichTextStyle{ColorName: theme.ColorNamePlaceHolder, Inline: true}
+
+func setSubtitle(r *widget.RichText, text string) {
+	seg := r.Segments[0].(*widget.TextSegment)
+	if seg.Text != text {
+		seg.Text = text
+		r.Refresh()
+	}
 }

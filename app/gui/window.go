@@ -2,6 +2,7 @@ package gui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -66,9 +67,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 			name := widget.NewLabel("")
 			name.TextStyle.Bold = true
 			name.Truncation = fyne.TextTruncateEllipsis
-			line := widget.NewLabel("")
-			line.Importance = widget.LowImportance
-			line.Truncation = fyne.TextTruncateEllipsis
+			line := newSubtitle()
 			return container.NewBorder(nil, nil, container.NewCenter(dotBox), nil, container.NewVBox(name, line))
 		},
 		func(id widget.ListItemID, o fyne.CanvasObject) {
@@ -79,7 +78,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 			row := o.(*fyne.Container)
 			texts := row.Objects[0].(*fyne.Container)
 			texts.Objects[0].(*widget.Label).SetText(s.Name)
-			texts.Objects[1].(*widget.Label).SetText(app.ListLine(s))
+			setSubtitle(texts.Objects[1].(*widget.RichText), app.ListLine(s))
 			dot := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects[0].(*canvas.Circle)
 			dot.FillColor = stateColor(s.State)
 			dot.Refresh()
@@ -298,7 +297,8 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		if d.Fix != "" {
 			b.WriteString("\nSuggested fix: " + d.Fix)
 		}
-		if len(s.StderrTail) > 0 && d.Code != healthcheck.CodeStdoutNoise {
+		hasStderr := slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "stderr: ") })
+		if len(s.StderrTail) > 0 && !hasStderr && d.Code != healthcheck.CodeStdoutNoise {
 			b.WriteString("\n\nLast stderr lines:\n")
 			for _, l := range s.StderrTail {
 				b.WriteString(l.Text + "\n")
