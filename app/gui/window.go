@@ -45,7 +45,9 @@ type mainWindow struct {
 	caps         *widget.Label
 
 	tools, resources, templates, prompts *catalogView
-	report                               *healthcheck.Report // the one the catalogs show
+	// The report the catalogs show, and whose it is.
+	report      *healthcheck.Report
+	reportOwner string
 
 	log        *logView
 	chart      *latencyChart
@@ -176,7 +178,6 @@ func (m *mainWindow) Update(snap supervisor.Snapshot) {
 func (m *mainWindow) selectServer(name string) {
 	if m.selected != name {
 		m.selected = name
-		m.report = nil
 		m.log.SetServer(name)
 		for i := range m.snap.Servers {
 			if m.snap.Servers[i].Name == name {
@@ -310,8 +311,8 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		m.diagCard.Hide()
 	}
 
-	if s.Report != m.report {
-		m.report = s.Report
+	if s.Report != m.report || s.Name != m.reportOwner {
+		m.report, m.reportOwner = s.Report, s.Name
 		r := s.Report
 		if r == nil {
 			r = &healthcheck.Report{}
