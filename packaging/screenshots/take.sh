@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Takes the README's screenshots of the real app: run from the repository
+# root after `make build` and `make test` (which installs the npm servers):
+#   xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- packaging/screenshots/take.sh
+# Needs xdotool and ImageMagick's import.
+set -euo pipefail
+root=$(pwd)
+out=$root/packaging/screenshots
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HOME=$work XDG_CONFIG_HOME=$work/config XDG_CACHE_HOME=$work/cache XDG_RUNTIME_DIR=$work/run
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+mods=$root/.testservers/node_modules/@modelcontextprotocol
+cat > "$work/servers.toml" <<TOML
+[settings]
+probe_interval = "2s"
+
+[servers.demo]
+command = "$root/bin/mcptray"
+args = ["serve-demo"]
+
+[servers.everything]
+command = "node"
+args = ["$mods/server-everything/dist/index.js", "stdio"]
+
+[servers.memory]
+command = "node"
+args = ["$mods/server-memory/dist/index.js"]
+
+[servers.github]
+command = "sh"
+args = ["-c", "echo 'Error: GITHUB_PERSONAL_ACCESS_TOKEN environment variable is not set' >&2; exit 1"]
+
+[servers.weather]
+command = "weather-mcp"
+TOML
+"$root/bin/mcptray" gui --config "$work/servers.toml" >"$work/gui.log" 2>&1 &
+pid=$!
+sleep 9
+wid=$(xdotool search --name '^mcptray$' | head -1)
+xdotool windowsize --sync "$wid" 1100 700; xdotool windowmove "$wid" 0 0; sleep 1
+shot() { import -window "$wid" "$out/$1"; }
+click() { xdotool mousemove --window "$wid" "$1" "$2" click 1; sleep "${3:-1}"; }
+click 150 180 2; shot main-ready.png      # everything, Overview
+click 449 112; click 480 215; shot tools.png
+click 150 360; click 378 112; shot failing.png
+click 150 180; click 855 112 2; shot log.png
+click 915 112 3; shot latency.png
+kill -INT "$pid"; wait "$pid" || true
+# The tray menu, drawn from the same builder by Fyne's software painter.
+MCPTRAY_SCREENSHOTS=$out go test -count=1 -run TestScreenshotTrayMenu ./app/gui >/dev/null
