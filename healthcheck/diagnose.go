@@ -87,7 +87,7 @@ func handshakeTimeout(after time.Duration, st wireStats) *Diagnosis {
 	d := &Diagnosis{Code: CodeHandshakeTimeout}
 	wait := ""
 	if after > 0 {
-		wait = " within " + after.Round(time.Millisecond).String()
+		wait = " within " + roundWait(after)
 	}
 	switch {
 	case st.messages == 0 && st.noiseTotal == 0:
@@ -108,7 +108,7 @@ func handshakeTimeout(after time.Duration, st wireStats) *Diagnosis {
 func remoteTimeout(after time.Duration, target string, last *httpExchange) *Diagnosis {
 	d := &Diagnosis{
 		Code:    CodeHandshakeTimeout,
-		Message: fmt.Sprintf("%s did not complete the MCP handshake within %s.", target, after.Round(time.Millisecond)),
+		Message: fmt.Sprintf("%s did not complete the MCP handshake within %s.", target, roundWait(after)),
 		Fix:     "Check the server is up and not overloaded, or raise startup_timeout if it is merely slow.",
 	}
 	if last != nil {
@@ -336,4 +336,12 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// roundWait prints a wait at a precision a person reads: "9s", "450ms".
+func roundWait(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
 }
