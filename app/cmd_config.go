@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"mcptray/registry"
+	"mcptray/registry/clients"
 )
 
 // configError is a config that cannot be used at all (missing explicit file,
@@ -241,7 +242,7 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		for i, e := range entries {
 			target := e.URL + " (" + e.Transport + ")"
 			if e.Kind == "stdio" {
-				target = ShellJoin(append([]string{e.Command}, e.Args...))
+				target = clients.ShellJoin(append([]string{e.Command}, e.Args...))
 			}
 			if len(e.Env) > 0 {
 				target = envPrefix(e.Env) + target
@@ -301,7 +302,7 @@ func MaskSecret(v string) string {
 func envPrefix(env map[string]string) string {
 	var b strings.Builder
 	for _, k := range sortedKeys(env) {
-		b.WriteString(k + "=" + shellQuote(env[k]) + " ")
+		b.WriteString(k + "=" + clients.ShellQuote(env[k]) + " ")
 	}
 	return b.String()
 }

@@ -73,7 +73,7 @@ func Open(loc Location, exe string) (cfg *Config, created bool, err error) {
 // server, demo, is mcptray's own built-in MCP server, so a fresh machine shows
 // a healthy server with no npm and no network.
 func DefaultConfig(exe string) []byte {
-	return []byte(strings.ReplaceAll(defaultConfig, "@EXE@", quote(exe)))
+	return []byte(strings.ReplaceAll(defaultConfig, "@EXE@", TOMLString(exe)))
 }
 
 const defaultConfig = `# mcptray: the MCP servers this machine runs and watches.

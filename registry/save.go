@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,7 @@ func Encode(cfg *Config) []byte {
 		b.WriteString("[settings]\n")
 		dur := func(k string, d time.Duration) {
 			if d > 0 {
-				fmt.Fprintf(&b, "%s = %s\n", k, quote(d.String()))
+				fmt.Fprintf(&b, "%s = %s\n", k, TOMLString(d.String()))
 			}
 		}
 		dur("probe_interval", st.ProbeInterval)
@@ -47,10 +48,10 @@ func Encode(cfg *Config) []byte {
 
 // EncodeServer writes one [servers.NAME] table.
 func EncodeServer(b *bytes.Buffer, s *Server) {
-	fmt.Fprintf(b, "[servers.%s]\n", key(s.Name))
+	fmt.Fprintf(b, "[servers.%s]\n", TOMLKey(s.Name))
 	str := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(b, "%s = %s\n", k, quote(v))
+			fmt.Fprintf(b, "%s = %s\n", k, TOMLString(v))
 		}
 	}
 	str("description", s.Description)
@@ -58,7 +59,7 @@ func EncodeServer(b *bytes.Buffer, s *Server) {
 	if len(s.Args) > 0 {
 		q := make([]string, len(s.Args))
 		for i, a := range s.Args {
-			q[i] = quote(a)
+			q[i] = TOMLString(a)
 		}
 		fmt.Fprintf(b, "args = [%s]\n", strings.Join(q, ", "))
 	}
@@ -68,7 +69,7 @@ func EncodeServer(b *bytes.Buffer, s *Server) {
 		}
 		var parts []string
 		for _, mk := range sortedKeys(m) {
-			parts = append(parts, key(mk)+" = "+quote(m[mk]))
+			parts = append(parts, TOMLKey(mk)+" = "+TOMLString(m[mk]))
 		}
 		fmt.Fprintf(b, "%s = { %s }\n", k, strings.Join(parts, ", "))
 	}
@@ -86,25 +87,18 @@ func EncodeServer(b *bytes.Buffer, s *Server) {
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
-// key writes a TOML key: bare when it can be, quoted otherwise.
-func key(k string) string {
+// TOMLKey writes a TOML key: bare when it can be, quoted otherwise.
+func TOMLKey(k string) string {
 	if k != "" && strings.IndexFunc(k, func(r rune) bool { return r > 127 || !isBareKeyChar(byte(r)) }) < 0 {
 		return k
 	}
-	return quote(k)
+	return TOMLString(k)
 }
 
-// quote writes a TOML basic string.
-func quote(s string) string {
+// TOMLString writes s as a TOML basic string.
+func TOMLString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); {

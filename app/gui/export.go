@@ -317,7 +317,7 @@ func (c *controller) showImport() {
 			if s.IsRemote() {
 				b.WriteString(s.URL + "\n")
 			} else {
-				b.WriteString(app.ShellJoin(append([]string{s.Command}, s.Args...)) + "\n")
+				b.WriteString(clients.ShellJoin(append([]string{s.Command}, s.Args...)) + "\n")
 			}
 		}
 		for _, w := range imp.Warnings {

@@ -13,6 +13,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/healthcheck"
+	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
 
@@ -257,7 +258,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	set("Transport", transport)
 	cmd := s.Command
 	if s.Server != nil && s.Server.Command != "" && len(s.Server.Args) > 0 {
-		cmd += "  " + app.ShellJoin(s.Server.Args)
+		cmd += "  " + clients.ShellJoin(s.Server.Args)
 	}
 	set("Command", cmd)
 	proc := ""

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -310,11 +311,4 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -34,7 +34,7 @@ func (c *Client) CLI(servers []*registry.Server, opts *Options) (*Result, error)
 		if err != nil {
 			return nil, err
 		}
-		out.WriteString(shellJoin(words) + "\n")
+		out.WriteString(ShellJoin(words) + "\n")
 		if c.ID == "codex" && (len(s.envVars) > 0 || len(s.srv.Headers) > 0 || len(s.envHeaders) > 0) {
 			b.warn("codex mcp add cannot set env_vars or HTTP headers: servers.%s needs them added by hand (see --format snippet)", s.name)
 		}
@@ -204,9 +204,9 @@ func encodeURIComponent(s string) string {
 	return b.String()
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it. Single quotes keep
+// ShellQuote quotes s for a POSIX shell when it needs it. Single quotes keep
 // ${VAR} references for the client to expand, not the shell.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
 	}) < 0 {
@@ -215,10 +215,11 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-func shellJoin(words []string) string {
+// ShellJoin quotes and joins words for a POSIX shell.
+func ShellJoin(words []string) string {
 	q := make([]string, len(words))
 	for i, w := range words {
-		q[i] = shellQuote(w)
+		q[i] = ShellQuote(w)
 	}
 	return strings.Join(q, " ")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -240,9 +239,9 @@ func yamlEncode(n *yaml.Node, indent int) []byte {
 // small maps as inline tables (the shape Codex documents).
 func tomlTable(table, name string, e obj) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s.%s]\n", tomlKey(table), tomlKey(name))
+	fmt.Fprintf(&b, "[%s.%s]\n", registry.TOMLKey(table), registry.TOMLKey(name))
 	for _, m := range e {
-		fmt.Fprintf(&b, "%s = %s\n", tomlKey(m.K), tomlValue(m.V))
+		fmt.Fprintf(&b, "%s = %s\n", registry.TOMLKey(m.K), tomlValue(m.V))
 	}
 	return b.String()
 }
@@ -250,11 +249,11 @@ func tomlTable(table, name string, e obj) string {
 func tomlValue(v any) string {
 	switch x := v.(type) {
 	case string:
-		return tomlQuote(x)
+		return registry.TOMLString(x)
 	case []string:
 		q := make([]string, len(x))
 		for i, s := range x {
-			q[i] = tomlQuote(s)
+			q[i] = registry.TOMLString(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
 	case obj:
@@ -263,7 +262,7 @@ func tomlValue(v any) string {
 		}
 		parts := make([]string, len(x))
 		for i, m := range x {
-			parts[i] = tomlKey(m.K) + " = " + tomlValue(m.V)
+			parts[i] = registry.TOMLKey(m.K) + " = " + tomlValue(m.V)
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"
 	case bool:
@@ -272,41 +271,4 @@ func tomlValue(v any) string {
 		return strconv.Itoa(x)
 	}
 	return `""`
-}
-
-// tomlKey writes a bare key when it can, a quoted one otherwise.
-func tomlKey(k string) string {
-	if k != "" && strings.IndexFunc(k, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) < 0 {
-		return k
-	}
-	return tomlQuote(k)
-}
-
-func tomlQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
