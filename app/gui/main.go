@@ -83,7 +83,6 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { run(bg) })
 	wg.Go(func() { c.watch(bg, 250*time.Millisecond) })
 	wg.Go(func() {
 		if err := c.watchConfig(bg); err != nil {
@@ -100,6 +99,9 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	// The tray must exist before Run: Fyne starts it as the loop begins.
 	c.setUp()
 	a.Lifecycle().SetOnStarted(func() {
+		// Servers start once the tray is up, so spawning them does not
+		// compete with it: start-up time does not grow with their number.
+		wg.Go(func() { run(bg) })
 		if !hide {
 			c.openMain()
 		}
