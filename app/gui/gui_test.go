@@ -430,21 +430,26 @@ func TestNotifications(t *testing.T) {
 	if len(n.sent) != 2 || n.sent[0].title != "demo killed by SIGKILL after 1m0s" || n.sent[1].title != "flaky recovered" {
 		t.Fatalf("sent %+v", n.sent)
 	}
-	// The same server again within the rate limit: nothing.
+	// The recoveries and crashes that follow are news once each...
 	n.Observe(next, prev)
+	if len(n.sent) != 4 || n.sent[2].title != "demo recovered" || !strings.HasPrefix(n.sent[3].title, "flaky killed") {
+		t.Fatalf("recovery and crash: %+v", n.sent)
+	}
+	// ...but the same news again within the rate limit is not.
 	n.Observe(prev, next)
-	if len(n.sent) != 2 {
+	n.Observe(next, prev)
+	if len(n.sent) != 4 {
 		t.Errorf("rate limit: %+v", n.sent)
 	}
 	now = now.Add(time.Minute)
 	n.SetEnabled(false)
 	n.Observe(prev, next)
-	if len(n.sent) != 2 {
+	if len(n.sent) != 4 {
 		t.Errorf("sent while switched off")
 	}
 	n.SetEnabled(true)
 	n.Observe(prev, next)
-	if len(n.sent) != 4 {
+	if len(n.sent) != 6 {
 		t.Errorf("after the limit: %d", len(n.sent))
 	}
 }

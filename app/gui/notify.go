@@ -11,9 +11,10 @@ import (
 
 // event is a change worth a desktop notification.
 type event struct {
-	server string
-	title  string
-	body   string
+	server    string
+	title     string
+	body      string
+	recovered bool // good news: rate-limited apart from the bad
 }
 
 // transitions lists the notable changes between two snapshots: a crash, a
@@ -32,20 +33,20 @@ func transitions(prev, next supervisor.Snapshot) []event {
 		}
 		switch n.State {
 		case supervisor.StateCrashLooping:
-			out = append(out, event{n.Name, n.Name + " is crash-looping", reason + " mcptray stopped restarting it; start it again once fixed."})
+			out = append(out, event{server: n.Name, title: n.Name + " is crash-looping", body: reason + " mcptray stopped restarting it; start it again once fixed."})
 		case supervisor.StateBackoff:
 			if p.State.Alive() && p.State != supervisor.StateStopping {
 				what := "crashed"
 				if n.LastExit != nil {
 					what = n.LastExit.Describe()
 				}
-				out = append(out, event{n.Name, n.Name + " " + what, reason})
+				out = append(out, event{server: n.Name, title: n.Name + " " + what, body: reason})
 			}
 		case supervisor.StateUnhealthy:
-			out = append(out, event{n.Name, n.Name + " is unhealthy", reason})
+			out = append(out, event{server: n.Name, title: n.Name + " is unhealthy", body: reason})
 		case supervisor.StateReady:
 			if wasBad(p.State) || p.State == supervisor.StateStarting && n.Restarts > p.Restarts {
-				out = append(out, event{n.Name, n.Name + " recovered", app.StateDetail(n)})
+				out = append(out, event{server: n.Name, title: n.Name + " recovered", body: app.StateDetail(n), recovered: true})
 			}
 		}
 	}
@@ -98,7 +99,10 @@ func (n *notifier) Observe(prev, next supervisor.Snapshot) {
 	}
 	now := n.now()
 	for _, ev := range transitions(prev, next) {
-		if t, ok := n.last[ev.server]; ok && now.Sub(t) < n.perServer {
+		// A crash and the recovery that follows are both worth saying; a
+		// server flapping faster than perServer is not, each time.
+		key := ev.server + map[bool]string{true: "+", false: "-"}[ev.recovered]
+		if t, ok := n.last[key]; ok && now.Sub(t) < n.perServer {
 			continue
 		}
 		kept := n.recent[:0]
@@ -111,7 +115,7 @@ func (n *notifier) Observe(prev, next supervisor.Snapshot) {
 		if len(n.recent) >= n.burst {
 			continue
 		}
-		n.last[ev.server] = now
+		n.last[key] = now
 		n.recent = append(n.recent, now)
 		if n.sent = append(n.sent, ev); len(n.sent) > 50 {
 			n.sent = n.sent[1:]

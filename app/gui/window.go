@@ -24,8 +24,9 @@ type mainWindow struct {
 	win  fyne.Window
 	snap supervisor.Snapshot
 
-	selected string
-	list     *widget.List
+	selected  string
+	listIndex int // the row the list has selected
+	list      *widget.List
 
 	// Details of the selected server.
 	header     *widget.Label
@@ -87,6 +88,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 			dot.Refresh()
 		})
 	m.list.OnSelected = func(id widget.ListItemID) {
+		m.listIndex = id
 		if id < len(m.snap.Servers) {
 			m.selectServer(m.snap.Servers[id].Name)
 		}
@@ -156,7 +158,10 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	checkBtn := widget.NewButtonWithIcon("Check all", theme.ViewRefreshIcon(), m.c.checkAll)
 	importBtn := widget.NewButtonWithIcon("Import…", theme.DownloadIcon(), m.c.showImport)
 	exportBtn := widget.NewButtonWithIcon("Export…", theme.UploadIcon(), func() { m.c.showExport("") })
-	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(2, addBtn, checkBtn, importBtn, exportBtn), widget.NewSeparator()), nil, nil, nil, m.list)
+	notify := widget.NewCheck("Desktop notifications", c.notify.SetEnabled)
+	notify.SetChecked(c.notify.Enabled())
+	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(2, addBtn, checkBtn, importBtn, exportBtn), widget.NewSeparator()),
+		container.NewVBox(widget.NewSeparator(), notify), nil, nil, m.list)
 	split := container.NewHSplit(left, details)
 	split.Offset = 0.3
 	m.content = split
@@ -171,6 +176,13 @@ func (m *mainWindow) Update(snap supervisor.Snapshot) {
 	if m.selected == "" && len(snap.Servers) > 0 {
 		m.list.Select(0)
 		return
+	}
+	// Keep the highlight on the selected server when the list changed under
+	// it (a server added or removed above it).
+	for i := range snap.Servers {
+		if snap.Servers[i].Name == m.selected && i != m.listIndex {
+			m.list.Select(i)
+		}
 	}
 	m.showDetails(snap.Server(m.selected))
 }
