@@ -18,7 +18,7 @@ type event struct {
 }
 
 // transitions lists the notable changes between two snapshots: a crash, a
-// crash loop, a server turning unhealthy, and a recovery.
+// crash loop, a server turning unhealthy.
 func transitions(prev, next supervisor.Snapshot) []event {
 	var out []event
 	for i := range next.Servers {
@@ -44,10 +44,26 @@ func transitions(prev, next supervisor.Snapshot) []event {
 			}
 		case supervisor.StateUnhealthy:
 			out = append(out, event{server: n.Name, title: n.Name + " is unhealthy", body: reason})
-		case supervisor.StateReady:
-			if wasBad(p.State) || p.State == supervisor.StateStarting && n.Restarts > p.Restarts {
-				out = append(out, event{server: n.Name, title: n.Name + " recovered", body: app.StateDetail(n), recovered: true})
-			}
+		}
+	}
+	return out
+}
+
+// recoveries lists the servers that are ready again after being down, and
+// keeps down (the servers seen in a bad state) up to date. It looks at each
+// snapshot rather than at transitions, because snapshots can skip states.
+func recoveries(next supervisor.Snapshot, down map[string]bool) []event {
+	var out []event
+	for i := range next.Servers {
+		n := &next.Servers[i]
+		switch {
+		case wasBad(n.State) && n.State != supervisor.StateDegraded:
+			down[n.Name] = true
+		case n.State == supervisor.StateReady && down[n.Name]:
+			delete(down, n.Name)
+			out = append(out, event{server: n.Name, title: n.Name + " recovered", body: app.StateDetail(n), recovered: true})
+		case n.State == supervisor.StateStopped:
+			delete(down, n.Name) // stopped on purpose: nothing to recover from
 		}
 	}
 	return out
@@ -69,6 +85,7 @@ type notifier struct {
 	perServer time.Duration
 	burst     int
 	last      map[string]time.Time
+	down      map[string]bool // servers seen failing, not yet ready again
 	recent    []time.Time
 	sent      []event // the last notifications sent, newest last
 }
@@ -79,7 +96,7 @@ func newNotifier(a fyne.App, now func() time.Time) *notifier {
 	if now == nil {
 		now = time.Now
 	}
-	return &notifier{app: a, now: now, perServer: 20 * time.Second, burst: 5, last: map[string]time.Time{}}
+	return &notifier{app: a, now: now, perServer: 20 * time.Second, burst: 5, last: map[string]time.Time{}, down: map[string]bool{}}
 }
 
 // Enabled reports whether notifications are on (a stored preference).
@@ -98,7 +115,8 @@ func (n *notifier) Observe(prev, next supervisor.Snapshot) {
 		return
 	}
 	now := n.now()
-	for _, ev := range transitions(prev, next) {
+	recoveries(prev, n.down) // already seen: only marks what was down
+	for _, ev := range append(transitions(prev, next), recoveries(next, n.down)...) {
 		// A crash and the recovery that follows are both worth saying; a
 		// server flapping faster than perServer is not, each time.
 		key := ev.server + map[bool]string{true: "+", false: "-"}[ev.recovered]
