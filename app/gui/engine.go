@@ -2,6 +2,7 @@ package gui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -28,7 +29,11 @@ func newGUIEngine(ctx context.Context, env *app.Env, cfg *registry.Config) (Engi
 		}
 		return c, func(ctx context.Context) { c.Run(ctx) }, nil
 	}
-	fmt.Fprintf(env.Stderr, "mcptray: no daemon answers (%v); running the servers in this process\n", err)
+	if errors.Is(err, control.ErrNoDaemon) {
+		fmt.Fprintln(env.Stderr, "mcptray: no daemon running; the servers run in this app and stop when it quits")
+	} else {
+		fmt.Fprintf(env.Stderr, "mcptray: the daemon did not answer (%v); the servers run in this app and stop when it quits\n", err)
+	}
 	sup := supervisor.New(cfg.Servers, app.EngineOptions(cfg))
 	return sup, func(ctx context.Context) { sup.Run(ctx) }, nil
 }
