@@ -51,6 +51,7 @@ PKG_OS     ?= $(shell $(GO) env GOOS)
 package: deps-build
 	$(FYNE) package --os $(PKG_OS) --release --src ./cmd/mcptray-gui --name mcptray \
 	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' cmd/mcptray-gui/FyneApp.toml)
+	@git checkout -- cmd/mcptray-gui/FyneApp.toml 2>/dev/null || true # fyne package bumps Build
 	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
 # Ratios against baselines measured in the same run (see packaging/bench).
@@ -69,4 +70,4 @@ deps-npm:
 	@./packaging/ensure-deps.sh npm
 
 clean:
-	rm -rf bin .testservers
+	rm -rf bin .testservers mcptray.tar.xz mcptray.app mcptray.exe
