@@ -49,9 +49,11 @@ lint:
 FYNE       := $(GO) run fyne.io/tools/cmd/fyne@v1.7.4
 PKG_OS     ?= $(shell $(GO) env GOOS)
 package: deps-build
+	@# fyne package bumps Build in FyneApp.toml: keep the file as it was.
+	@cp cmd/mcptray-gui/FyneApp.toml bin/.FyneApp.toml 2>/dev/null || { mkdir -p bin && cp cmd/mcptray-gui/FyneApp.toml bin/.FyneApp.toml; }
 	$(FYNE) package --os $(PKG_OS) --release --src ./cmd/mcptray-gui --name mcptray \
-	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' cmd/mcptray-gui/FyneApp.toml)
-	@git checkout -- cmd/mcptray-gui/FyneApp.toml 2>/dev/null || true # fyne package bumps Build
+	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' cmd/mcptray-gui/FyneApp.toml); \
+	  rc=$$?; cp bin/.FyneApp.toml cmd/mcptray-gui/FyneApp.toml; exit $$rc
 	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
 # Ratios against baselines measured in the same run (see packaging/bench).
