@@ -22,6 +22,10 @@ type Config struct {
 	Servers []*Server
 	// Diagnostics holds every error and warning, in file order.
 	Diagnostics []Diagnostic
+
+	// src is the text the config was parsed from: Encode keeps it for every
+	// part that did not change, comments included.
+	src []byte
 }
 
 // Server returns the server called name, or nil.
@@ -81,7 +85,7 @@ type settingsDoc struct {
 
 // Parse is Load on bytes already read; path is used in messages only.
 func Parse(path string, data []byte) (*Config, error) {
-	cfg := &Config{Path: path}
+	cfg := &Config{Path: path, src: data}
 	lines := strings.Split(string(data), "\n")
 	srcLine := func(n int) string {
 		if n >= 1 && n <= len(lines) {

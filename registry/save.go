@@ -13,28 +13,26 @@ import (
 	"unicode/utf8"
 )
 
-// Encode renders cfg as servers.toml text: settings first, then servers in
-// order, each field only when it differs from its default. Loading the result
-// gives back every field.
+// Encode renders cfg as servers.toml text. A config loaded from a file keeps
+// that file's text (comments, layout, entries written by hand) for every
+// setting and server that did not change: changed servers are rewritten in
+// place, removed ones dropped, new ones appended. Otherwise (or when servers
+// were reordered) it writes settings first, then the servers in order, each
+// field only when it differs from its default. Loading the result gives back
+// every field.
 func Encode(cfg *Config) []byte {
+	if cfg.src != nil {
+		if out, ok := encodeInPlace(cfg); ok {
+			return out
+		}
+	}
+	return encodeFresh(cfg)
+}
+
+func encodeFresh(cfg *Config) []byte {
 	var b bytes.Buffer
-	st := cfg.Settings
-	if st != (Settings{}) {
-		b.WriteString("[settings]\n")
-		dur := func(k string, d time.Duration) {
-			if d > 0 {
-				fmt.Fprintf(&b, "%s = %s\n", k, TOMLString(d.String()))
-			}
-		}
-		dur("probe_interval", st.ProbeInterval)
-		dur("probe_timeout", st.ProbeTimeout)
-		dur("startup_timeout", st.StartupTimeout)
-		if st.LogLimitBytes > 0 {
-			fmt.Fprintf(&b, "log_limit = %d\n", st.LogLimitBytes)
-		}
-		if st.LogLimitLines > 0 {
-			fmt.Fprintf(&b, "log_lines = %d\n", st.LogLimitLines)
-		}
+	b.Write(encodeSettings(cfg.Settings))
+	if cfg.Settings != (Settings{}) {
 		b.WriteString("\n")
 	}
 	for i, s := range cfg.Servers {
@@ -42,6 +40,31 @@ func Encode(cfg *Config) []byte {
 			b.WriteString("\n")
 		}
 		EncodeServer(&b, s)
+	}
+	return b.Bytes()
+}
+
+// encodeSettings writes the [settings] table ("" when every setting is the
+// default).
+func encodeSettings(st Settings) []byte {
+	var b bytes.Buffer
+	if st == (Settings{}) {
+		return nil
+	}
+	b.WriteString("[settings]\n")
+	dur := func(k string, d time.Duration) {
+		if d > 0 {
+			fmt.Fprintf(&b, "%s = %s\n", k, TOMLString(d.String()))
+		}
+	}
+	dur("probe_interval", st.ProbeInterval)
+	dur("probe_timeout", st.ProbeTimeout)
+	dur("startup_timeout", st.StartupTimeout)
+	if st.LogLimitBytes > 0 {
+		fmt.Fprintf(&b, "log_limit = %d\n", st.LogLimitBytes)
+	}
+	if st.LogLimitLines > 0 {
+		fmt.Fprintf(&b, "log_lines = %d\n", st.LogLimitLines)
 	}
 	return b.Bytes()
 }
