@@ -102,9 +102,6 @@ func Parse(path string, data []byte) (*Config, error) {
 		if errors.As(err, &pe) {
 			d.Line, d.Col = pe.Position.Line, pe.Position.Col
 			d.Message = pe.Message
-			if pe.Position.Line == 0 {
-				d.Line = pe.Line
-			}
 			d.Source = srcLine(d.Line)
 		}
 		return nil, &SyntaxError{d}

@@ -2,6 +2,7 @@ package gui
 
 import (
 	"image"
+	"image/color"
 	"image/draw"
 	"image/png"
 	"os"
@@ -26,7 +27,7 @@ func TestScreenshotTrayMenu(t *testing.T) {
 		t.Skip("set MCPTRAY_SCREENSHOTS to a folder to write the README's tray pictures")
 	}
 	a := test.NewTempApp(t)
-	a.Settings().SetTheme(theme.DarkTheme())
+	a.Settings().SetTheme(darkTheme{theme.DefaultTheme()})
 	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
 	noop := func(string) {}
 	menu := buildTrayMenu(sampleSnapshot(), trayActions{restart: noop, showDetails: noop, viewLog: noop,
@@ -56,4 +57,12 @@ func writePNG(t *testing.T, path string, img image.Image) {
 	if err := png.Encode(f, rgba); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// darkTheme is the default theme in its dark variant, as most people see
+// the app.
+type darkTheme struct{ fyne.Theme }
+
+func (d darkTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
+	return d.Theme.Color(n, theme.VariantDark)
 }

@@ -20,15 +20,6 @@ type kv struct {
 // reads the way each client documents it.
 type obj []kv
 
-func (o obj) get(k string) (any, bool) {
-	for _, m := range o {
-		if m.K == k {
-			return m.V, true
-		}
-	}
-	return nil, false
-}
-
 // built is one server made ready for a client: command resolved and wrapped,
 // remote bridged where needed, references turned into the client's syntax.
 type built struct {
