@@ -40,6 +40,10 @@ func Main(args []string, env *app.Env) int {
 		fmt.Fprintf(env.Stderr, "mcptray gui: takes no arguments\n")
 		return 2
 	}
+	if err := checkDisplay(); err != nil {
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
+		return 1
+	}
 	if env.Exe == "" {
 		env.Exe = cliPath()
 	}
