@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"mcptray/control"
+	"mcptray/registry"
 	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
@@ -100,6 +101,16 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 			cancel() // a dead API means a daemon nobody can reach: stop it all
 		})
 		wg.Go(func() { sup.Run(runCtx) })
+		wg.Go(func() {
+			// Edits made to servers.toml by hand apply at once, as in the app.
+			err := WatchConfig(runCtx, cfg.Path, func(c *registry.Config) {
+				sup.Reload(c.Servers)
+				logf("applied %s: %d servers", c.Path, len(c.Servers))
+			}, func(err error) { logf("not applied: %v", err) })
+			if err != nil {
+				logf("not watching %s for changes: %v (use `mcptray reload`)", cfg.Path, err)
+			}
+		})
 		wg.Wait()
 		if serveErr != nil && ctx.Err() == nil {
 			return fmt.Errorf("control API: %w", serveErr)

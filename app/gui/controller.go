@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
-	"github.com/fsnotify/fsnotify"
 
 	"mcptray/app"
 	"mcptray/assets"
@@ -217,34 +215,8 @@ func (c *controller) openServer(name, tab string) {
 
 // watchConfig applies edits made to servers.toml by hand until ctx ends.
 func (c *controller) watchConfig(ctx context.Context) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	// Watch the folder: editors replace the file by renaming.
-	if err := w.Add(filepath.Dir(c.cfgPath)); err != nil {
-		return err
-	}
-	var debounce <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev := <-w.Events:
-			if filepath.Clean(ev.Name) == filepath.Clean(c.cfgPath) {
-				debounce = time.After(300 * time.Millisecond)
-			}
-		case err := <-w.Errors:
-			return err
-		case <-debounce:
-			cfg, err := registry.Load(c.cfgPath)
-			if err != nil {
-				// Keep running what runs; say why the edit was not applied.
-				c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", err.Error()))
-				continue
-			}
-			c.eng.Reload(cfg.Servers)
-		}
-	}
+	return app.WatchConfig(ctx, c.cfgPath, func(cfg *registry.Config) { c.eng.Reload(cfg.Servers) }, func(err error) {
+		// Keep running what runs; say why the edit was not applied.
+		c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", err.Error()))
+	})
 }
