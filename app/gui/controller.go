@@ -86,12 +86,17 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 func (c *controller) apply(snap supervisor.Snapshot) {
 	prev := c.snap
 	c.snap = snap
+	warning := engineWarning(c.eng)
 	if desk, ok := c.app.(desktop.App); ok {
-		if h := aggregate(snap); h != c.trayState {
+		h := aggregate(snap)
+		if warning != "" {
+			h = healthError
+		}
+		if h != c.trayState {
 			c.trayState = h
 			desk.SetSystemTrayIcon(trayIcon(h))
 		}
-		menu := buildTrayMenu(snap, c.trayActions())
+		menu := buildTrayMenu(snap, warning, c.trayActions())
 		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
 			c.trayMenu = labels
 			desk.SetSystemTrayMenu(menu)
@@ -99,10 +104,22 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 	}
 	if c.main != nil {
 		c.main.Update(snap)
+		c.main.setWarning(warning)
 	}
 	if len(prev.Servers) > 0 {
 		c.notify.Observe(prev, snap)
 	}
+}
+
+// engineWarning says when the engine's view is stale: the daemon this app
+// is attached to stopped answering. An in-process engine never is.
+func engineWarning(eng Engine) string {
+	if e, ok := eng.(interface{ Err() error }); ok {
+		if err := e.Err(); err != nil {
+			return "The daemon is not answering: showing its last known state"
+		}
+	}
+	return ""
 }
 
 func menuLabels(m *fyne.Menu) []string {

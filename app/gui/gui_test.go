@@ -183,7 +183,7 @@ func TestTrayMenu(t *testing.T) {
 		quit:        func() { got = append(got, "quit") },
 	}
 	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
-	menu := buildTrayMenu(sampleSnapshot(), act)
+	menu := buildTrayMenu(sampleSnapshot(), "", act)
 	var labels []string
 	for _, it := range menu.Items {
 		labels = append(labels, it.Label)
@@ -462,4 +462,26 @@ func TestLatencyChartRenders(t *testing.T) {
 	w.Resize(fyne.NewSize(300, 150))
 	c.SetSamples([]time.Duration{time.Millisecond, 4 * time.Millisecond, 2 * time.Millisecond}, 4*time.Millisecond)
 	test.AssertRendersToMarkup(t, "latency_chart.xml", w.Canvas())
+}
+
+// staleEngine is an engine that lost its daemon.
+type staleEngine struct{ *fakeEngine }
+
+func (staleEngine) Err() error { return fmt.Errorf("connection refused") }
+
+func TestStaleDaemonIsShown(t *testing.T) {
+	eng := staleEngine{newFakeEngine(sampleSnapshot())}
+	c := newTestController(t, eng, "")
+	c.apply(eng.Snapshot())
+	if !c.main.warning.Visible() || !strings.Contains(c.main.warning.Text, "not answering") {
+		t.Errorf("warning: visible=%v %q", c.main.warning.Visible(), c.main.warning.Text)
+	}
+	menu := buildTrayMenu(eng.Snapshot(), engineWarning(eng), c.trayActions())
+	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled {
+		t.Errorf("tray's first item: %+v", menu.Items[0])
+	}
+	fresh := newFakeEngine(sampleSnapshot())
+	if engineWarning(fresh) != "" {
+		t.Error("an in-process engine is never stale")
+	}
 }

@@ -26,11 +26,17 @@ type trayActions struct {
 // (id, label); set by the client-config code.
 var copyClients = func() [][2]string { return nil }
 
-// buildTrayMenu renders a snapshot as the tray menu: one item per server
+// buildTrayMenu renders a snapshot as the tray menu: a warning first when
+// the engine cannot be reached, then one item per server
 // with its state in words and a submenu of actions, then the app's own
 // items and Quit.
-func buildTrayMenu(snap supervisor.Snapshot, act trayActions) *fyne.Menu {
+func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *fyne.Menu {
 	var items []*fyne.MenuItem
+	if warning != "" {
+		w := fyne.NewMenuItem(warning, nil)
+		w.Disabled = true
+		items = append(items, w, fyne.NewMenuItemSeparator())
+	}
 	for i := range snap.Servers {
 		s := &snap.Servers[i]
 		name := s.Name

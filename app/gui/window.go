@@ -55,6 +55,7 @@ type mainWindow struct {
 	chart      *latencyChart
 	chartStats *widget.Label
 	tabs       *container.AppTabs
+	warning    *widget.Label // shown while the engine cannot be reached
 	content    fyne.CanvasObject
 }
 
@@ -164,7 +165,11 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 		container.NewVBox(widget.NewSeparator(), notify), nil, nil, m.list)
 	split := container.NewHSplit(left, details)
 	split.Offset = 0.3
-	m.content = split
+	m.warning = widget.NewLabel("")
+	m.warning.Importance = widget.DangerImportance
+	m.warning.Wrapping = fyne.TextWrapWord
+	m.warning.Hide()
+	m.content = container.NewBorder(m.warning, nil, nil, nil, split)
 	m.showDetails(nil)
 	return m
 }
@@ -185,6 +190,19 @@ func (m *mainWindow) Update(snap supervisor.Snapshot) {
 		}
 	}
 	m.showDetails(snap.Server(m.selected))
+}
+
+// setWarning shows (or, with "", hides) a line above everything.
+func (m *mainWindow) setWarning(text string) {
+	if text == m.warning.Text && m.warning.Visible() == (text != "") {
+		return
+	}
+	m.warning.SetText(text)
+	if text == "" {
+		m.warning.Hide()
+	} else {
+		m.warning.Show()
+	}
 }
 
 // selectServer shows the named server (UI thread).
