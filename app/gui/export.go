@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -150,7 +151,7 @@ func (c *controller) newExportDialog(all []*registry.Server, name string) *expor
 	e.client = widget.NewSelect(labels, func(string) { e.render() })
 	e.client.SetSelected(labels[0])
 
-	top := container.New(layoutForm(),
+	top := container.New(layout.NewFormLayout(),
 		widget.NewLabel("Client"), e.client,
 		widget.NewLabel("Servers"), e.servers,
 		widget.NewLabel("File"), e.path)
@@ -371,7 +372,7 @@ func (c *controller) showImport() {
 	}
 	client.SetSelected(labels[0])
 	load()
-	top := container.New(layoutForm(), widget.NewLabel("Client"), client, widget.NewLabel("File"), path, widget.NewLabel(""), replace)
+	top := container.New(layout.NewFormLayout(), widget.NewLabel("Client"), client, widget.NewLabel("File"), path, widget.NewLabel(""), replace)
 	content := container.NewBorder(top, nil, nil, nil, container.NewVScroll(preview))
 	d = dialog.NewCustomWithoutButtons("Import from an AI client", content, c.win)
 	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), importBtn})

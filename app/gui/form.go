@@ -45,8 +45,9 @@ type serverForm struct {
 	restart     *widget.Select
 	disabled    *widget.Check
 	problems    *widget.Label
-	stdioBox    *fyne.Container
-	remoteBox   *fyne.Container
+	stdioRows   []fyne.CanvasObject // label and field of each stdio row
+	remoteRows  []fyne.CanvasObject
+	form        *fyne.Container
 	content     fyne.CanvasObject
 
 	// taken holds the names of the other servers in the config.
@@ -85,22 +86,26 @@ func newServerForm(s *registry.Server, taken []string) *serverForm {
 	f.problems.Wrapping = fyne.TextWrapWord
 	f.problems.Importance = widget.DangerImportance
 
-	f.stdioBox = container.New(layoutForm(), widget.NewLabel("Command"), f.command, widget.NewLabel("Arguments"), f.args,
-		widget.NewLabel("Environment"), f.env, widget.NewLabel("Working folder"), f.cwd)
-	f.remoteBox = container.New(layoutForm(), widget.NewLabel("URL"), f.url, widget.NewLabel("Transport"), f.transport,
-		widget.NewLabel("Headers"), f.headers)
+	// One form, so every label lines up; the rows of the other kind are
+	// hidden (the form layout skips a row whose cells are both hidden).
+	row := func(label string, w fyne.CanvasObject) []fyne.CanvasObject {
+		return []fyne.CanvasObject{widget.NewLabel(label), w}
+	}
+	f.stdioRows = slices.Concat(row("Command", f.command), row("Arguments", f.args), row("Environment", f.env), row("Working folder", f.cwd))
+	f.remoteRows = slices.Concat(row("URL", f.url), row("Transport", f.transport), row("Headers", f.headers))
 	f.kind = widget.NewRadioGroup([]string{kindStdio, kindRemote}, func(k string) {
-		f.stdioBox.Hidden = k != kindStdio
-		f.remoteBox.Hidden = k != kindRemote
+		showRows(f.stdioRows, k == kindStdio)
+		showRows(f.remoteRows, k == kindRemote)
 		f.validate()
 	})
 	f.kind.Horizontal = true
 	f.kind.Required = true
 
-	top := container.New(layoutForm(), widget.NewLabel("Name"), f.name, widget.NewLabel("Kind"), f.kind)
-	bottom := container.New(layoutForm(), widget.NewLabel("Description"), f.description, widget.NewLabel("Restart"), f.restart,
-		widget.NewLabel(""), container.NewHBox(f.autostart, f.disabled))
-	f.content = container.NewVBox(top, f.stdioBox, f.remoteBox, bottom, f.problems)
+	f.form = container.New(layout.NewFormLayout(), slices.Concat(
+		row("Name", f.name), row("Kind", f.kind), f.stdioRows, f.remoteRows,
+		row("Description", f.description), row("Restart", f.restart),
+		row("", container.NewHBox(f.autostart, f.disabled)))...)
+	f.content = container.NewVBox(f.form, f.problems)
 
 	f.load(s)
 	for _, e := range []*widget.Entry{f.name, f.description, f.command, f.args, f.env, f.cwd, f.url, f.headers} {
@@ -111,7 +116,15 @@ func newServerForm(s *registry.Server, taken []string) *serverForm {
 	return f
 }
 
-func layoutForm() fyne.Layout { return layout.NewFormLayout() }
+func showRows(objs []fyne.CanvasObject, show bool) {
+	for _, o := range objs {
+		if show {
+			o.Show()
+		} else {
+			o.Hide()
+		}
+	}
+}
 
 // load fills the form from a server (nil: a new stdio server).
 func (f *serverForm) load(s *registry.Server) {
