@@ -49,7 +49,7 @@ func diagInvalid(err error) *healthcheck.Diagnosis {
 	return &healthcheck.Diagnosis{
 		Code:    healthcheck.CodeInvalidConfig,
 		Message: err.Error(),
-		Fix:     "Fix this entry in servers.toml (mcptray config check shows every problem), then reload.",
+		Fix:     "Fix this entry in servers.toml (`mcptray config validate` shows every problem with its line), then reload.",
 	}
 }
 
@@ -57,8 +57,8 @@ func diagUnset(e *registry.UnsetVarError) *healthcheck.Diagnosis {
 	return &healthcheck.Diagnosis{
 		Code:    healthcheck.CodeUnsetVariable,
 		Message: fmt.Sprintf("%s refers to ${env:%s}, which is not set", e.Field, e.Var),
-		Fix: fmt.Sprintf("Set %s in your shell profile (mcptray reads your login shell's environment) and restart mcptray, "+
-			"or put the value in this server's env table.", e.Var),
+		Fix: fmt.Sprintf("Set %s in your shell profile and restart mcptray (the app and the daemon read your login shell's "+
+			"environment; check and up read the terminal's).", e.Var),
 	}
 }
 
