@@ -74,6 +74,8 @@ func newCatalogView(what string) *catalogView {
 
 // SetItems replaces the items (UI thread), keeping the search text.
 func (c *catalogView) SetItems(items []catalogItem) {
+	// shown indexes the old items: empty it before anything redraws.
+	c.shown = c.shown[:0]
 	c.items = items
 	c.list.UnselectAll()
 	c.detail.SetText("")

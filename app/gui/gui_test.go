@@ -485,3 +485,18 @@ func TestStaleDaemonIsShown(t *testing.T) {
 		t.Error("an in-process engine is never stale")
 	}
 }
+
+// Switching from a server with a long list to one with none must not draw
+// the old rows (a selected row made the list redraw before refiltering).
+func TestCatalogShrinksWithASelectedRow(t *testing.T) {
+	test.NewTempApp(t)
+	c := newCatalogView("tools")
+	w := test.NewTempWindow(t, c.content)
+	w.Resize(fyne.NewSize(600, 400))
+	c.SetItems(toolItems([]healthcheck.Tool{{Name: "a"}, {Name: "b"}, {Name: "c"}}))
+	c.list.Select(2)
+	c.SetItems(nil)
+	if len(c.shown) != 0 || c.count.Text != "no tools" {
+		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
+	}
+}
