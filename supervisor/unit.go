@@ -41,10 +41,11 @@ type unit struct {
 	st ServerState
 
 	// Owned by the run goroutine.
-	crashes []time.Time // within the crash-loop window
-	attempt int         // consecutive failed starts, for backoff
-	spawned bool        // started at least once (for Restarts)
-	era     healthcheck.Era
+	crashes []time.Time     // within the crash-loop window
+	attempt int             // consecutive failed starts, for backoff
+	spawned bool            // started at least once (for Restarts)
+	era     healthcheck.Era // the era to try first (remembered, or guessed)
+	eraSeen bool            // era came from a completed handshake
 	probes  probeTracker
 }
 
@@ -400,7 +401,9 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 		u.set(state, reason, diag, func(st *ServerState) {
 			st.PID, st.StartedAt, st.NextAttempt = p.pid, p.started, time.Time{}
 			st.Command, st.ResolvedPath = srv.Command+" → "+path, path
-			st.Era = u.era
+			if u.eraSeen {
+				st.Era = u.era
+			}
 			if restarted {
 				st.Restarts++
 			}
@@ -583,8 +586,8 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			if r.err != nil {
 				if errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && p != nil && u.era != healthcheck.EraLegacy {
 					u.era = healthcheck.EraLegacy
-					u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil,
-						func(st *ServerState) { st.Era = u.era })
+					// The hint is a guess until a handshake confirms it: not shown yet.
+					u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil, nil)
 					end(true)
 					return outcome{kind: outLegacy}
 				}
@@ -602,7 +605,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			sess = r.sess
 			rep := sess.Report()
 			if rep != nil && rep.Era != "" {
-				u.era = rep.Era
+				u.era, u.eraSeen = rep.Era, true
 			}
 			readyAt = clock.Now()
 			state, reason, diag := StateReady, "handshake done", (*healthcheck.Diagnosis)(nil)
@@ -659,8 +662,8 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 				}
 				if errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && u.era != healthcheck.EraLegacy {
 					u.era = healthcheck.EraLegacy
-					u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil,
-						func(st *ServerState) { st.Era = u.era })
+					// The hint is a guess until a handshake confirms it: not shown yet.
+					u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil, nil)
 					end(false)
 					return outcome{kind: outLegacy}
 				}
