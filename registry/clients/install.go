@@ -276,23 +276,20 @@ func readMaybe(path string) ([]byte, error) {
 // keeping a timestamped backup beside it. A file that does not parse is
 // refused (*ParseError) and left untouched.
 func (c *Client) Install(servers []*registry.Server, opts *Options, fo *FileOptions) (*Change, error) {
-	path, err := c.filePath(opts, fo)
-	if err != nil {
-		return nil, err
-	}
-	old, err := readMaybe(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	ch, err := c.Merge(path, old, servers, opts)
-	if err != nil {
-		return nil, err
-	}
-	return ch, ch.write(fo)
+	return c.editFile(opts, fo, func(path string, old []byte) (*Change, error) {
+		return c.Merge(path, old, servers, opts)
+	})
 }
 
 // Uninstall removes the named entries from the client's file, like Install.
 func (c *Client) Uninstall(names []string, opts *Options, fo *FileOptions) (*Change, error) {
+	return c.editFile(opts, fo, func(path string, old []byte) (*Change, error) {
+		return c.Remove(path, old, names, opts)
+	})
+}
+
+// editFile reads the client's file, computes the change and writes it.
+func (c *Client) editFile(opts *Options, fo *FileOptions, change func(path string, old []byte) (*Change, error)) (*Change, error) {
 	path, err := c.filePath(opts, fo)
 	if err != nil {
 		return nil, err
@@ -301,7 +298,7 @@ func (c *Client) Uninstall(names []string, opts *Options, fo *FileOptions) (*Cha
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	ch, err := c.Remove(path, old, names, opts)
+	ch, err := change(path, old)
 	if err != nil {
 		return nil, err
 	}
