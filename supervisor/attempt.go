@@ -65,7 +65,7 @@ type attempt struct {
 	connectCh    chan connectResult // nil once the connect call answered
 	ccancel      context.CancelFunc
 	startupLimit time.Duration
-	exitSeen  bool // the process exited while the connect call was pending
+	exitSeen     bool // the process exited while the connect call was pending
 
 	sess    Session
 	readyAt time.Time

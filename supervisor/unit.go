@@ -190,12 +190,12 @@ const exitReapGrace = 250 * time.Millisecond
 type outKind int
 
 const (
-	outEnded  outKind = iota // ended on request (stop, restart, reload, quit)
-	outFailed                // cannot start; do not retry
-	outLegacy                // died on server/discover: start again at once as legacy
-	outExited                // ended and the policy says stay stopped
-	outCrash                 // crashed, hung or failed its handshake: maybe retry
-	outTransient             // could not start for want of resources: retry, not a crash
+	outEnded     outKind = iota // ended on request (stop, restart, reload, quit)
+	outFailed                   // cannot start; do not retry
+	outLegacy                   // died on server/discover: start again at once as legacy
+	outExited                   // ended and the policy says stay stopped
+	outCrash                    // crashed, hung or failed its handshake: maybe retry
+	outTransient                // could not start for want of resources: retry, not a crash
 )
 
 type outcome struct {
@@ -371,4 +371,3 @@ func (u *unit) currentDiag() *healthcheck.Diagnosis {
 	defer u.mu.Unlock()
 	return u.st.Diagnosis
 }
-
