@@ -179,3 +179,49 @@ func TestCheckAllReadyExitsZero(t *testing.T) {
 		}
 	}
 }
+
+// hangPingJS is a legacy MCP server whose ping never answers.
+const hangPingJS = `
+const rl = require('readline').createInterface({input: process.stdin});
+const send = o => process.stdout.write(JSON.stringify(o) + "\n");
+rl.on('line', l => {
+  let m; try { m = JSON.parse(l) } catch { return }
+  if (m.method === 'initialize') send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: '2025-06-18', capabilities: {tools: {}}, serverInfo: {name: 'hang-ping', version: '1.0'}}});
+  else if (m.method === 'tools/list') send({jsonrpc: '2.0', id: m.id, result: {tools: []}});
+  else if (m.method === 'ping') {}
+  else if (m.id !== undefined) send({jsonrpc: '2.0', id: m.id, error: {code: -32601, message: 'method not found'}});
+});
+rl.on('close', () => process.exit(0));
+`
+
+// TestCheckProbeTimeout: a server whose probe never answers is not ready:
+// the probe's deadline fits in the check's time and it says how long it
+// waited.
+func TestCheckProbeTimeout(t *testing.T) {
+	bin := mcptrayBinary(t)
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not on PATH")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hang-ping.js")
+	writeFile(t, script, hangPingJS)
+	cfg := filepath.Join(dir, "servers.toml")
+	writeFile(t, cfg, fmt.Sprintf("[servers.hang]\ncommand = \"node\"\nargs = [%q]\n", script))
+	cmd := exec.Command(bin, "check", "--json", "--timeout", "4s", "--config", cfg)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v (want 1)\n%s", err, out)
+	}
+	var results []serverReport
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	r := results[0]
+	if r.Status == "ready" || len(r.Diagnostics) == 0 || r.Diagnostics[0].Code != "probe-timeout" {
+		t.Fatalf("status %q diagnostics %+v, want not ready with probe-timeout", r.Status, r.Diagnostics)
+	}
+	if msg := r.Diagnostics[0].Message; !strings.Contains(msg, "within") || strings.Contains(msg, "still ready") {
+		t.Errorf("message %q does not say how long it waited", msg)
+	}
+}

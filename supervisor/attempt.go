@@ -402,6 +402,10 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 		by, d := endProbeFailures, diagProbe(r.err, false, a.failures, r.limit)
 		if r.timeout {
 			by, d = endProbeDeadline, diagProbe(r.err, true, a.failures, r.limit)
+			if r.limit < a.o.ProbeTimeout {
+				d.Evidence = append(d.Evidence, fmt.Sprintf("the probe had %s left before the engine's deadline (probe_timeout is %s)",
+					roundDuration(r.limit), roundDuration(a.o.ProbeTimeout)))
+			}
 		}
 		verb := "restarting it"
 		if a.p == nil {

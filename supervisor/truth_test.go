@@ -397,3 +397,24 @@ func TestRemoteDownForGood(t *testing.T) {
 		}
 	}
 }
+
+// Item 3, check side: with a deadline, the probe gives up by then and is a
+// probe-timeout that says how long it waited.
+func TestProbeFitsTheDeadline(t *testing.T) {
+	clock := newFakeClock()
+	o := realOptions(t, clock)
+	o.Deadline = clock.Now().Add(3 * time.Second)
+	s := New([]*registry.Server{mcpServer(t, "hang", "MCP_PING=hang")}, o)
+	runSup(t, s)
+	waitState(t, s, "hang", "ready", inState(StateReady))
+	s.CheckNow("hang")
+	clock.waitTimer(t, 3*time.Second)
+	clock.Advance(3 * time.Second)
+	st := waitState(t, s, "hang", "unhealthy", func(st *ServerState) bool { return st.State != StateReady })
+	if st.State != StateUnhealthy || st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeProbeTimeout {
+		t.Fatalf("%s (%s) diag %v, want unhealthy with probe-timeout", st.State, st.Reason, st.Diagnosis)
+	}
+	if !strings.Contains(st.Diagnosis.Message, "within 3s") || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "before the engine's deadline") {
+		t.Errorf("diagnosis %v does not say how long it waited and why", st.Diagnosis)
+	}
+}
