@@ -215,7 +215,7 @@ func timedOut(st supervisor.ServerState, timeout time.Duration) supervisor.Serve
 
 func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tLATENCY\tDIAGNOSIS")
+	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tCONNECT/PROBE\tDIAGNOSIS")
 	var details []string
 	for i := range results {
 		st := &results[i]
@@ -226,7 +226,7 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 			counts = fmt.Sprintf("%d/%d/%d", len(r.Tools), len(r.Resources)+len(r.ResourceTemplates), len(r.Prompts))
 			latency = FormatLatency(r.ConnectLatency)
 		}
-		if st.Probes.Count > 0 {
+		if st.Probes.Count > 0 && st.Probes.Last > 0 {
 			latency += " / " + FormatLatency(st.Probes.Last)
 		}
 		rep := newServerReport(st, false, time.Time{})
@@ -234,6 +234,9 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 		if len(rep.Diagnostics) > 0 {
 			d := rep.Diagnostics[0]
 			diag = string(d.Code)
+			if st.Level == supervisor.LevelWarn && rep.Status == "ready" {
+				diag = "warning: " + diag
+			}
 			details = append(details, checkDetail(st.Name, rep))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, rep.Status, proto, server, counts, latency, diag)

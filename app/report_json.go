@@ -12,9 +12,13 @@ import (
 // Secrets never appear: the config's env and header values are not part of
 // it, and diagnoses are written without them.
 type serverReport struct {
-	Name              string                         `json:"name"`
-	Transport         string                         `json:"transport"` // stdio, http or sse
-	Status            string                         `json:"status"`    // ready, degraded or failed
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // stdio, http or sse
+	Status    string `json:"status"`    // ready, degraded or failed
+	// Level is the one-glance colour the tray and window show: ok, warn,
+	// error or idle. A ready server with warnings is "warn".
+	Level             string                         `json:"level,omitempty"`
+	Warnings          []healthcheck.Diagnosis        `json:"warnings"`
 	Era               string                         `json:"era,omitempty"`
 	ProtocolVersion   string                         `json:"protocolVersion,omitempty"`
 	ServerInfo        *healthcheck.ServerInfo        `json:"serverInfo,omitempty"`
@@ -73,7 +77,9 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 		ResourceTemplates: []healthcheck.ResourceTemplate{},
 		Prompts:           []healthcheck.Prompt{},
 		Diagnostics:       []healthcheck.Diagnosis{},
+		Warnings:          orEmpty(st.Warnings),
 		StderrTail:        []string{},
+		Level:             string(st.Level),
 	}
 	if rep := st.Report; rep != nil {
 		r.Era = string(rep.Era)

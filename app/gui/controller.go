@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ type controller struct {
 	win       fyne.Window
 	main      *mainWindow
 	notify    *notifier
+	tnext     uint64 // the next transition to notify (watch goroutine)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
@@ -49,6 +51,8 @@ func newController(a fyne.App, eng Engine, cfgPath string, env *app.Env) *contro
 
 // setUp puts the tray in place (before the app runs).
 func (c *controller) setUp() {
+	// Notify what happens from now on, not what happened before.
+	_, c.tnext = c.eng.Transitions(math.MaxUint64)
 	c.apply(c.eng.Snapshot())
 }
 
@@ -71,7 +75,14 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 				dirty = false
 				lastRefresh = now
 				snap := c.eng.Snapshot()
-				fyne.Do(func() { c.apply(snap) })
+				var trs []supervisor.Transition
+				trs, c.tnext = c.eng.Transitions(c.tnext)
+				fyne.Do(func() {
+					c.apply(snap)
+					if len(trs) > 0 {
+						c.notify.Observe(trs)
+					}
+				})
 			}
 			fyne.Do(func() {
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
@@ -84,7 +95,6 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 
 // apply shows a snapshot everywhere (UI thread).
 func (c *controller) apply(snap supervisor.Snapshot) {
-	prev := c.snap
 	c.snap = snap
 	warning := engineWarning(c.eng)
 	if desk, ok := c.app.(desktop.App); ok {
@@ -105,9 +115,6 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 	if c.main != nil {
 		c.main.Update(snap)
 		c.main.setWarning(warning)
-	}
-	if len(prev.Servers) > 0 {
-		c.notify.Observe(prev, snap)
 	}
 }
 
