@@ -32,9 +32,6 @@ const (
 	endExited          // the process exited on its own
 )
 
-// byMcptray reports whether mcptray ended the attempt.
-func (e ender) byMcptray() bool { return e >= endRequested && e <= endProbeFailures }
-
 // ending is how an attempt ended: who ended it and what that looked like.
 type ending struct {
 	by            ender
