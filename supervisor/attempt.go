@@ -149,9 +149,10 @@ func (a *attempt) start() (ending, bool) {
 	restarted := u.spawned
 	u.spawned = true
 	u.probes.ResetFailures() // a new process starts with a clean slate
+	probes := u.probes.Stats()
 	if a.srv.IsRemote() {
 		u.set(StateStarting, "connecting to "+a.srv.URL, u.currentDiag(), func(st *ServerState) {
-			st.NextAttempt = time.Time{}
+			st.NextAttempt, st.Probes = time.Time{}, probes
 			if restarted {
 				st.Restarts++
 			}
@@ -174,7 +175,7 @@ func (a *attempt) start() (ending, bool) {
 		diag = u.currentDiag()
 	}
 	u.set(state, reason, diag, func(st *ServerState) {
-		st.PID, st.StartedAt, st.NextAttempt = p.pid, p.started, time.Time{}
+		st.PID, st.StartedAt, st.NextAttempt, st.Probes = p.pid, p.started, time.Time{}, probes
 		st.Command, st.ResolvedPath = a.srv.Command+" → "+a.spec.Path, a.spec.Path
 		if u.eraSeen {
 			st.Era = u.era

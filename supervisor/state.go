@@ -97,7 +97,8 @@ type ServerState struct {
 	// last good probe, or the end of its last live run. Report and the
 	// tools in it are as of then once the server is no longer up.
 	LastLive time.Time
-	// Failures counts failed starts (or connections) in a row.
+	// Failures counts the failed starts (or connections) since the last
+	// stable run: what the backoff grows with.
 	Failures int
 	// Level is the one-glance colour of the state: what the tray, the
 	// window and check show.
