@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"mcptray/healthcheck"
@@ -298,7 +299,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 			// The hint is a guess until a handshake confirms it: not shown yet.
 			u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil, nil)
 			return ending{by: endDiedOnDiscover}, true
-		case a.p != nil && hcDiag && d.Code == healthcheck.CodeExitedDuringStartup && a.p.waitExit(a.clock, exitReapGrace):
+		case a.p != nil && !r.deadline && serverClosed(r.err, hcDiag, d) && a.p.waitExit(a.clock, exitReapGrace):
 			// The server closed its end first: its exit code and stderr say why.
 			return ending{by: endExited, duringStartup: true}, true
 		case r.deadline:
@@ -333,13 +334,13 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 			reason = "connected, but " + strings.TrimSuffix(diag.Message, ".")
 		}
 	}
+	a.probeT = a.clock.NewTimer(a.o.ProbeInterval) // before "ready" is seen
 	u.set(state, reason, diag, func(st *ServerState) {
 		st.Report, st.Era, st.LastLive = rep, u.era, a.readyAt
 		if a.p == nil {
 			st.StartedAt = a.readyAt
 		}
 	})
-	a.probeT = a.clock.NewTimer(a.o.ProbeInterval)
 	if a.exitSeen {
 		// It answered the handshake and exited at once.
 		return a.exitEnding(), true
@@ -387,15 +388,6 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 	u.probes.Record(now, r.d, r.err)
 	stats := u.probes.Stats()
 	rep := a.sess.Report() // noise written since the handshake shows up here
-	u.edit(func(st *ServerState) {
-		st.Probes = stats
-		if r.err == nil {
-			st.LastLive = now
-			if rep != nil {
-				st.Report = rep
-			}
-		}
-	})
 	if r.timeout || a.failures >= a.o.FailureThreshold {
 		by, d := endProbeFailures, diagProbe(r.err, false, a.failures, r.limit)
 		if r.timeout {
@@ -409,10 +401,19 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 		if a.p == nil {
 			verb = "reconnecting"
 		}
-		u.set(StateUnhealthy, strings.TrimSuffix(d.Message, ".")+"; "+verb, d, nil)
+		u.set(StateUnhealthy, strings.TrimSuffix(d.Message, ".")+"; "+verb, d, func(st *ServerState) { st.Probes = stats })
 		return ending{by: by, diag: d}, true
 	}
 	a.probeT = a.clock.NewTimer(a.o.ProbeInterval)
+	u.edit(func(st *ServerState) {
+		st.Probes = stats
+		if r.err == nil {
+			st.LastLive = now
+			if rep != nil {
+				st.Report = rep
+			}
+		}
+	})
 	return ending{}, false
 }
 
@@ -485,8 +486,14 @@ func (a *attempt) outcome(e ending) outcome {
 		}
 		return failed(e.diag)
 	case endExited:
-		return a.exitOutcome(e.duringStartup)
+		if e.duringStartup && a.guessLegacy() {
+			return outcome{kind: outLegacy}
+		}
+		out := a.exitOutcome(e.duringStartup)
+		a.forgetGuess()
+		return out
 	}
+	a.forgetGuess()
 	d := a.withExitEvidence(e.diag)
 	var prefix string
 	switch e.by {
@@ -498,6 +505,40 @@ func (a *attempt) outcome(e ending) outcome {
 		prefix = "handshake failed: "
 	}
 	return outcome{kind: outCrash, reason: prefix + strings.TrimSuffix(d.Message, "."), diag: d, uptime: a.uptime()}
+}
+
+// guessLegacy decides whether a process that died during the handshake,
+// before any era was known, gets one more start straight with initialize:
+// some legacy servers exit on the server/discover sent first, and the
+// health check cannot always tell (a discover it gave up waiting for, a
+// write that met the closed pipe).
+func (a *attempt) guessLegacy() bool {
+	u := a.u
+	if a.p == nil || a.o.Checker == nil || a.sess != nil || u.eraSeen || a.target.EraHint == healthcheck.EraLegacy {
+		return false
+	}
+	u.era = healthcheck.EraLegacy
+	// The hint is a guess until a handshake confirms it: not shown yet.
+	u.set(StateStarting, "exited during the handshake; starting again with the initialize handshake", nil, nil)
+	return true
+}
+
+// forgetGuess drops a legacy hint no handshake confirmed, once an attempt
+// with it failed: the next start detects the era again.
+func (a *attempt) forgetGuess() {
+	if u := a.u; !u.eraSeen && a.target.EraHint == healthcheck.EraLegacy {
+		u.era = ""
+	}
+}
+
+// serverClosed reports whether a handshake error says the server's side
+// closed: the health check saw it exit or end stdout, or a write met a
+// closed pipe.
+func serverClosed(err error, hcDiag bool, d *healthcheck.Diagnosis) bool {
+	if hcDiag && d.Code == healthcheck.CodeExitedDuringStartup {
+		return true
+	}
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // withExitEvidence adds how the process ended to a diagnosis of mcptray's

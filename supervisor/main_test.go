@@ -39,9 +39,17 @@ func child(mode string) {
 	}
 	switch mode {
 	case "serve":
-		// An idle server: exits when stdin ends, or on "exit N".
+		// An idle server: exits when stdin ends, or on "exit N". With
+		// SERVE_LOG it appends each line read to that file.
+		var lines *os.File
+		if f := os.Getenv("SERVE_LOG"); f != "" {
+			lines, _ = os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		}
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
+			if lines != nil {
+				fmt.Fprintln(lines, sc.Text())
+			}
 			if n, ok := strings.CutPrefix(sc.Text(), "exit "); ok {
 				code, _ := strconv.Atoi(n)
 				os.Exit(code)

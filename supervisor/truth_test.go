@@ -44,14 +44,30 @@ func mcpServer(t *testing.T, name string, env ...string) *registry.Server {
 	return childServer(t, name, "mcp", env...)
 }
 
+// waitLine waits until file (a server's log of what it received) has n
+// lines containing what: the request is on its way, its clock started.
+func waitLine(t *testing.T, file, what string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(file); strings.Count(string(b), what) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never got %d× %s", file, n, what)
+		}
+	}
+}
+
 // Item 1: a server that never answers and exits when its stdin closes is
 // ended by mcptray at the startup deadline; the diagnosis says so.
 func TestStartupDeadlineIsMcptrays(t *testing.T) {
 	clock := newFakeClock()
 	o := realOptions(t, clock)
-	s := New([]*registry.Server{childServer(t, "silent", "serve")}, o)
+	log := filepath.Join(t.TempDir(), "stdin")
+	s := New([]*registry.Server{childServer(t, "silent", "serve", "SERVE_LOG="+log)}, o)
 	runSup(t, s)
 	waitState(t, s, "silent", "starting", inState(StateStarting))
+	waitLine(t, log, "jsonrpc", 1) // the handshake has begun
 	clock.waitTimer(t, o.StartupTimeout)
 	clock.Advance(o.StartupTimeout)
 	st := waitState(t, s, "silent", "backoff", inState(StateBackoff))
@@ -138,11 +154,13 @@ func TestEraRememberedAcrossRestartAndReload(t *testing.T) {
 func TestHungProbeIsUnhealthyThenRestarted(t *testing.T) {
 	clock := newFakeClock()
 	o := realOptions(t, clock)
-	s := New([]*registry.Server{mcpServer(t, "hang", "MCP_PING=hang")}, o)
+	methods := filepath.Join(t.TempDir(), "methods")
+	s := New([]*registry.Server{mcpServer(t, "hang", "MCP_PING=hang", "MCP_METHODS="+methods)}, o)
 	runSup(t, s)
 	st := waitState(t, s, "hang", "ready", inState(StateReady))
 	clock.waitTimer(t, o.ProbeInterval)
 	clock.Advance(o.ProbeInterval)
+	waitLine(t, methods, "ping", 1)
 	clock.waitTimer(t, o.ProbeTimeout)
 	clock.Advance(o.ProbeTimeout)
 	st2 := waitState(t, s, "hang", "backoff", inState(StateBackoff))
@@ -179,8 +197,13 @@ func TestStoppedProcessRestarted(t *testing.T) {
 	clock.Advance(o.ProbeInterval)
 	clock.waitTimer(t, o.ProbeTimeout)
 	clock.Advance(o.ProbeTimeout)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("pending at the end: %v; probes %+v", clock.pending(), s.Snapshot().Server("frozen").Probes)
+		}
+	})
 	got := waitState(t, s, "frozen", "unhealthy", func(st *ServerState) bool { return st.State != StateReady })
-	if got.State != StateUnhealthy || got.Diagnosis.Code != healthcheck.CodeProbeTimeout {
+	if got.State != StateUnhealthy || got.Diagnosis == nil || got.Diagnosis.Code != healthcheck.CodeProbeTimeout {
 		t.Fatalf("after the probe: %s (%s)", got.State, got.Reason)
 	}
 	if took := got.Since.Sub(start); took > o.ProbeInterval+o.ProbeTimeout {
@@ -404,17 +427,48 @@ func TestProbeFitsTheDeadline(t *testing.T) {
 	clock := newFakeClock()
 	o := realOptions(t, clock)
 	o.Deadline = clock.Now().Add(3 * time.Second)
-	s := New([]*registry.Server{mcpServer(t, "hang", "MCP_PING=hang")}, o)
+	methods := filepath.Join(t.TempDir(), "methods")
+	s := New([]*registry.Server{mcpServer(t, "hang", "MCP_PING=hang", "MCP_METHODS="+methods)}, o)
 	runSup(t, s)
 	waitState(t, s, "hang", "ready", inState(StateReady))
 	s.CheckNow("hang")
+	waitLine(t, methods, "ping", 1)
 	clock.waitTimer(t, 3*time.Second)
 	clock.Advance(3 * time.Second)
+	// Unhealthy, then (quickly) stopped and in backoff: either shows it.
 	st := waitState(t, s, "hang", "unhealthy", func(st *ServerState) bool { return st.State != StateReady })
-	if st.State != StateUnhealthy || st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeProbeTimeout {
+	if (st.State != StateUnhealthy && st.State != StateBackoff) || st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeProbeTimeout {
 		t.Fatalf("%s (%s) diag %v, want unhealthy with probe-timeout", st.State, st.Reason, st.Diagnosis)
 	}
 	if !strings.Contains(st.Diagnosis.Message, "within 3s") || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "before the engine's deadline") {
 		t.Errorf("diagnosis %v does not say how long it waited and why", st.Diagnosis)
+	}
+}
+
+// A process that dies during the handshake before any era is known gets
+// one more start straight with initialize; a guess no handshake confirmed
+// is dropped when that start fails too, so a modern server that crashed
+// once is not pinned to legacy.
+func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
+	fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
+		<-tg.Exited
+		return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
+	}}
+	clock := newFakeClock()
+	o := healthOptions(t, fc)
+	o.Clock = clock
+	s := New([]*registry.Server{childServer(t, "crashy", "crash")}, o)
+	runSup(t, s)
+	st := waitState(t, s, "crashy", "backoff", inState(StateBackoff))
+	if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeExitedDuringStartup || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "fatal: boom") {
+		t.Fatalf("diagnosis %v", st.Diagnosis)
+	}
+	clock.next(t)
+	waitState(t, s, "crashy", "second backoff", func(st *ServerState) bool { return st.State == StateBackoff && st.Restarts == 3 })
+	if got := hints(fc.attempts()); len(got) != 4 || got[0] != "" || got[1] != healthcheck.EraLegacy || got[2] != "" || got[3] != healthcheck.EraLegacy {
+		t.Errorf("hints %q, want \"\", legacy, \"\", legacy", got)
+	}
+	if st := s.Snapshot().Server("crashy"); st.Era != "" {
+		t.Errorf("era %q shown without a handshake", st.Era)
 	}
 }

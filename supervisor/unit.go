@@ -291,9 +291,11 @@ func (u *unit) run(ctx context.Context) {
 			u.attempt++
 			delay := opts.backoff(u.attempt)
 			next := opts.Clock.Now().Add(delay)
+			// The timer runs before the state says so: whoever sees
+			// "backoff" can count on the retry.
+			backoff = opts.Clock.NewTimer(delay)
 			u.set(StateBackoff, fmt.Sprintf("%s; trying again in %s", strings.TrimSuffix(out.reason, "."), roundDuration(delay)), out.diag,
 				func(st *ServerState) { st.NextAttempt = next })
-			backoff = opts.Clock.NewTimer(delay)
 		case outCrash:
 			if !srv.IsRemote() && srv.RestartPolicy() == registry.RestartNever {
 				u.set(StateStopped, out.reason+" (restart = never)", out.diag, nil)
@@ -312,9 +314,9 @@ func (u *unit) run(ctx context.Context) {
 			if srv.IsRemote() {
 				verb = "reconnecting"
 			}
+			backoff = opts.Clock.NewTimer(delay)
 			u.set(StateBackoff, fmt.Sprintf("%s; %s in %s", out.reason, verb, roundDuration(delay)), out.diag,
 				func(st *ServerState) { st.NextAttempt = next })
-			backoff = opts.Clock.NewTimer(delay)
 		}
 	}
 }
