@@ -110,6 +110,16 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 	for _, l := range st.StderrTail {
 		r.StderrTail = append(r.StderrTail, l.Text)
 	}
+	if !live {
+		// A check's verdict: a server it did not find working is red,
+		// whatever the engine would have tried next.
+		switch r.Status {
+		case "failed":
+			r.Level = string(supervisor.LevelError)
+		case "degraded":
+			r.Level = string(supervisor.LevelWarn)
+		}
+	}
 	if live {
 		r.State = string(st.State)
 		r.Reason = st.Reason

@@ -393,7 +393,7 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 		if r.timeout {
 			by, d = endProbeDeadline, diagProbe(r.err, true, a.failures, r.limit)
 			if r.limit < a.o.ProbeTimeout {
-				d.Evidence = append(d.Evidence, fmt.Sprintf("the probe had %s left before the engine's deadline (probe_timeout is %s)",
+				d.Evidence = append(d.Evidence, fmt.Sprintf("the probe was given %s, the time left before the deadline of this run (probe_timeout is %s)",
 					roundDuration(r.limit), roundDuration(a.o.ProbeTimeout)))
 			}
 		}

@@ -440,7 +440,7 @@ func TestProbeFitsTheDeadline(t *testing.T) {
 	if (st.State != StateUnhealthy && st.State != StateBackoff) || st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeProbeTimeout {
 		t.Fatalf("%s (%s) diag %v, want unhealthy with probe-timeout", st.State, st.Reason, st.Diagnosis)
 	}
-	if !strings.Contains(st.Diagnosis.Message, "within 3s") || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "before the engine's deadline") {
+	if !strings.Contains(st.Diagnosis.Message, "within 3s") || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "the time left before the deadline") {
 		t.Errorf("diagnosis %v does not say how long it waited and why", st.Diagnosis)
 	}
 }
