@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"mcptray/healthcheck"
 	"mcptray/registry"
 )
@@ -532,13 +534,18 @@ func (a *attempt) forgetGuess() {
 }
 
 // serverClosed reports whether a handshake error says the server's side
-// closed: the health check saw it exit or end stdout, or a write met a
-// closed pipe.
+// closed: the health check saw it exit or end stdout, or its generic
+// failure is a call on a connection that closed under it. A specific
+// diagnosis (what the server sent that made mcptray end the session) is
+// the health check's verdict and stays the cause.
 func serverClosed(err error, hcDiag bool, d *healthcheck.Diagnosis) bool {
 	if hcDiag && d.Code == healthcheck.CodeExitedDuringStartup {
 		return true
 	}
-	return errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
+	if hcDiag && d.Code != healthcheck.CodeHandshakeFailed {
+		return false
+	}
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // withExitEvidence adds how the process ended to a diagnosis of mcptray's

@@ -472,3 +472,19 @@ func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
 		t.Errorf("era %q shown without a handshake", st.Era)
 	}
 }
+
+// A server that exits at once is explained by its exit and stderr, also
+// when the health check only saw a write meet the closed pipe.
+func TestCrashAtStartIsTheExit(t *testing.T) {
+	for i := range 5 {
+		clock := newFakeClock()
+		s := New([]*registry.Server{childServer(t, "crashy", "crash")}, realOptions(t, clock))
+		stop := runSup(t, s)
+		st := waitState(t, s, "crashy", "backoff", inState(StateBackoff))
+		if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeExitedDuringStartup || !strings.Contains(st.Reason, "exited with code 3") ||
+			!strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "fatal: boom") {
+			t.Fatalf("run %d: %s diag %v", i, st.Reason, st.Diagnosis)
+		}
+		stop()
+	}
+}
