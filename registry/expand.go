@@ -59,13 +59,20 @@ type LookupFunc func(name string) (string, bool)
 // to an unset variable is an *UnsetVarError naming it: never a silent empty
 // string.
 func (s *Server) Expand(lookup LookupFunc) (*Server, error) {
+	return s.ExpandWith(lookup, nil)
+}
+
+// ExpandWith is [Server.Expand] that also resolves ${keyring:NAME}
+// references through secret (nil: such a reference is an error saying
+// that no secret store is at hand).
+func (s *Server) ExpandWith(lookup LookupFunc, secret SecretFunc) (*Server, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	out := s.Clone()
 	var firstErr error
 	sub := func(field, v string) string {
-		return envRefRE().ReplaceAllStringFunc(v, func(m string) string {
+		v = envRefRE().ReplaceAllStringFunc(v, func(m string) string {
 			name := envRefRE().FindStringSubmatch(m)[1]
 			val, ok := lookup(name)
 			if !ok && firstErr == nil {
@@ -73,6 +80,7 @@ func (s *Server) Expand(lookup LookupFunc) (*Server, error) {
 			}
 			return val
 		})
+		return expandSecretRefs(v, s.Name, field, secret, &firstErr)
 	}
 	home, _ := os.UserHomeDir()
 	out.Command = ExpandHome(out.Command, home)

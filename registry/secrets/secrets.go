@@ -12,13 +12,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"mcptray/registry"
 )
 
 // Service is the name entries carry in the OS keyring.
 const Service = "mcptray"
 
 // ErrNotFound means no value is stored under the key.
-var ErrNotFound = errors.New("not stored")
+var ErrNotFound = registry.ErrSecretNotFound
 
 // Store holds values by key. Keys are printable text without newlines;
 // values are any text.
@@ -99,6 +101,13 @@ func Open(opts *Options) (Store, error) {
 		}
 		return ks, nil
 	case "", "auto":
+		// A file store made earlier stays the store: switching to a keyring
+		// that appeared later would lose what the file holds.
+		if o.File != "" {
+			if _, err := os.Stat(o.File); err == nil {
+				return &FileStore{Path: o.File}, nil
+			}
+		}
 		ks := newKeyring()
 		err := ks.available()
 		if err == nil {
@@ -108,7 +117,7 @@ func Open(opts *Options) (Store, error) {
 			return nil, fmt.Errorf("no OS keyring (%v) and no folder for a file store", err)
 		}
 		if o.Notice != nil {
-			o.Notice(fmt.Sprintf("no OS keyring (%s); secrets are kept in %s, readable only by you (set MCPTRAY_KEYRING=file to choose this and silence this line)", shortErr(err), o.File))
+			o.Notice(fmt.Sprintf("no OS keyring (%s); secrets will be kept in %s, readable only by you (MCPTRAY_KEYRING=file chooses this, =keyring insists on a keyring)", shortErr(err), o.File))
 		}
 		return &FileStore{Path: o.File}, nil
 	default:
