@@ -50,7 +50,7 @@ func trimScheme(s string) string {
 
 // secretParam is a URL query parameter (or a client's field) whose value
 // is a credential.
-var secretParam = regexp.MustCompile(`(?i)token|secret|key|passw|pwd|auth|credential|signature|^sig$|session|cookie|bearer|^code$|^pat$`)
+var secretParam = regexp.MustCompile(`(?i)token|secret|key|passw|pwd|auth|credential|signature|^sig$|session|cookie|bearer|^code$|pat$`)
 
 // SecretName reports whether a query parameter or field name holds a
 // credential (api_key, token, password, ...).

@@ -90,16 +90,19 @@ func headerFlags(flag string, h map[string]string) []string {
 	return out
 }
 
+// claudeCLI puts the name right after "add": Claude's --env and --header
+// take several values each, so a name after them is read as one more
+// ("Invalid environment variable format: NAME").
 func claudeCLI(_ *Client, b *built, o *Options) ([]string, error) {
 	s := b.srv
-	w := []string{"claude", "mcp", "add"}
+	w := []string{"claude", "mcp", "add", b.name}
 	if s.IsRemote() {
-		w = append(w, "--transport", string(s.Transport()), "--scope", string(o.Scope), b.name, s.URL)
+		w = append(w, s.URL, "--transport", string(s.Transport()), "--scope", string(o.Scope))
 		return append(w, headerFlags("--header", s.Headers)...), nil
 	}
 	w = append(w, "--transport", "stdio", "--scope", string(o.Scope))
 	w = append(w, envFlags("--env", s.Env)...)
-	w = append(w, b.name, "--", s.Command)
+	w = append(w, "--", s.Command)
 	return append(w, s.Args...), nil
 }
 

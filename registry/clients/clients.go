@@ -74,6 +74,9 @@ type Client struct {
 	// Ref turns a variable name into the client's own reference syntax; nil
 	// when the client has none (a placeholder is written instead).
 	Ref func(name string) string
+	// RefDefault is the client's reference with a default value
+	// (${VAR:-default}); nil when it has none.
+	RefDefault func(name, def string) string
 	// unref finds the client's references in a string (for import).
 	unref []refPattern
 	// Doc names the documentation the format follows.

@@ -155,7 +155,7 @@ func TestInstallKeepsEverythingElse(t *testing.T) {
 			}
 			got, _ := os.ReadFile(path)
 			parseReal(t, c.Format, got)
-			if strings.Contains(string(got), Masked) {
+			if strings.Contains(string(got), registry.Masked) {
 				t.Errorf("a masked value was written into the file:\n%s", got)
 			}
 			if strings.Contains(ch.Diff(), "acme") {
