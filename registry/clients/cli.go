@@ -46,6 +46,11 @@ func (c *Client) CLI(servers []*registry.Server, opts *Options) (*Result, error)
 			}
 		}
 	}
+	if c.ID == "gemini" {
+		// Seen with Gemini CLI 0.61: `gemini mcp add` loads settings.json
+		// with every reference resolved and writes all of it back.
+		b.warn("gemini mcp add rewrites all of settings.json with every $VAR and ${VAR} resolved to its value in the shell that runs it: references already in the file (and in these lines) become plain-text secrets. Prefer `mcptray install --client gemini`, which keeps them references.")
+	}
 	return b.result(out.Bytes()), nil
 }
 

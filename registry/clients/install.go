@@ -88,6 +88,9 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]
 	}
+	if err := c.checkReadable(file, src); err != nil {
+		return nil, err
+	}
 	existing := map[string]*registry.Server{}
 	if im, err := c.Import(file, src, o); err == nil {
 		for _, s := range im.Servers {
@@ -178,6 +181,9 @@ func (c *Client) Remove(file string, src []byte, names []string, opts *Options) 
 	o := opts.withDefaults()
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]
+	}
+	if err := c.checkReadable(file, src); err != nil {
+		return nil, err
 	}
 	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, New: src, secrets: c.fileSecrets(file, src, o)}
 	if len(bytes.TrimSpace(src)) == 0 {

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -253,6 +254,42 @@ func TestGeminiURLWithoutType(t *testing.T) {
 		}
 		if got := im.Servers[0].Transport(); got != want {
 			t.Errorf("%s: transport %s, want %s", id, got, want)
+		}
+	}
+}
+
+// TestGeminiCLIWarnsAboutResolvedReferences: `gemini mcp add` writes the
+// values of references back into settings.json; the printed lines say so.
+func TestGeminiCLIWarnsAboutResolvedReferences(t *testing.T) {
+	c, _ := Lookup("gemini")
+	r, err := c.CLI([]*registry.Server{cases()["stdio"]}, installOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "mcptray install --client gemini") || !strings.Contains(w, "plain-text secrets") {
+		t.Errorf("warnings: %s", w)
+	}
+}
+
+func TestLookupAliasesAndTypos(t *testing.T) {
+	for in, want := range map[string]string{
+		"claude": "claude-code", "Claude Code": "claude-code", "claude_desktop": "claude-desktop", "gemini-cli": "gemini",
+		"GEMINI": "gemini", "vs-code": "vscode", "roo-code": "roo", "lm-studio": "lmstudio", "openai-codex": "codex",
+		"Roo Code": "roo", "codex": "codex",
+	} {
+		c, err := Lookup(in)
+		if err != nil || c.ID != want {
+			t.Errorf("Lookup(%q) = %v, %v; want %s", in, c, err, want)
+		}
+	}
+	for in, want := range map[string]string{"gemni": "gemini", "cursr": "cursor", "claude-cod": "claude-code", "wndsurf": "windsurf", "xyzzy": ""} {
+		_, err := Lookup(in)
+		var ue *UnknownClientError
+		if !errors.As(err, &ue) || ue.Suggest != want {
+			t.Errorf("Lookup(%q) = %v, want suggestion %q", in, err, want)
+		}
+		if want != "" && !strings.Contains(err.Error(), "did you mean "+want+"?") {
+			t.Errorf("message: %v", err)
 		}
 	}
 }

@@ -168,7 +168,7 @@ var all = []*Client{
 		cli: codexCLI,
 	},
 	{
-		ID: "gemini", Name: "Gemini CLI", Format: FormatJSONC, Key: []string{"mcpServers"},
+		ID: "gemini", Name: "Gemini CLI", Format: FormatJSONC, Key: []string{"mcpServers"}, noTrailingCommas: true,
 		Ref:        func(n string) string { return "${" + n + "}" },
 		RefDefault: func(n, d string) string { return "${" + n + ":-" + d + "}" },
 		unref:      []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
