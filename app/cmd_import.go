@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"mcptray/registry"
@@ -79,6 +80,12 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err != nil {
 			return err
 		}
+		// Every server's secrets, the ones replaced and the neighbours'
+		// included, are masked in the diff.
+		var secrets []string
+		for _, s := range append(slices.Clone(cfg.Servers), im.Servers...) {
+			secrets = append(secrets, s.Secrets()...)
+		}
 		var added, replaced, skipped []string
 		for _, s := range im.Servers {
 			if i := indexServer(cfg, s.Name); i >= 0 {
@@ -96,7 +103,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		}
 		next := registry.Encode(cfg)
 		if d := clients.UnifiedDiff(cfg.Path, cfg.Path, old, next); d != "" && len(added)+len(replaced) > 0 {
-			fmt.Fprint(env.Stdout, maskDiff(d, im.Servers))
+			fmt.Fprint(env.Stdout, registry.MaskSecrets(d, secrets))
 		}
 		summary := fmt.Sprintf("%d found in %s: %d added, %d replaced, %d skipped", len(im.Servers), file, len(added), len(replaced), len(skipped))
 		switch {
@@ -125,20 +132,4 @@ func indexServer(cfg *registry.Config, name string) int {
 		}
 	}
 	return -1
-}
-
-// maskDiff hides the literal secrets of imported servers in a diff.
-func maskDiff(d string, servers []*registry.Server) string {
-	for _, s := range servers {
-		for _, m := range []map[string]string{s.Env, s.Headers} {
-			for _, v := range m {
-				if len(v) >= 3 {
-					if masked := MaskSecret(v); masked != v {
-						d = strings.ReplaceAll(d, v, masked)
-					}
-				}
-			}
-		}
-	}
-	return d
 }
