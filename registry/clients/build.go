@@ -271,7 +271,15 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 				}
 				// Codex forwards variables by their own name only: the
 				// nearest working entry forwards k, which the person sets.
-				b.warn("Codex cannot rename environment variables: servers.%s env.%s reads $%s, so Codex forwards $%s from its own environment (env_vars); set %s=\"$%s\" where Codex runs, or pass --reveal-secrets to write $%s's value", s.Name, k, r.Name, k, k, r.Name, r.Name)
+				lost := ""
+				if r.HasDefault {
+					lost = fmt.Sprintf(" (Codex has no default: %q is not written)", r.Default)
+				}
+				what := "cannot rename environment variables"
+				if r.Name == k {
+					what = "has no default for a forwarded variable"
+				}
+				b.warn("Codex %s: servers.%s env.%s reads %s, so Codex forwards $%s from its own environment (env_vars)%s; set %s=\"$%s\" where Codex runs, or pass --reveal-secrets to write $%s's value", what, s.Name, k, r, k, lost, k, r.Name, r.Name)
 				bs.envVars = append(bs.envVars, k)
 				continue
 			}

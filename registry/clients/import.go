@@ -397,7 +397,12 @@ var placeholderRE = regexp.MustCompile(`<` + varName + `>`)
 // literal secret.
 func unplaceholder(m map[string]string) map[string]string {
 	for k, v := range m {
-		m[k] = placeholderRE.ReplaceAllString(v, "$${env:$1}")
+		m[k] = placeholderRE.ReplaceAllStringFunc(v, func(p string) string {
+			if p == Hidden { // a secret left out, not a variable
+				return p
+			}
+			return "${env:" + p[1:len(p)-1] + "}"
+		})
 	}
 	return m
 }

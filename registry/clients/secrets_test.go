@@ -214,6 +214,14 @@ func TestCodexCannotRename(t *testing.T) {
 	if strings.Contains(strings.Join(im.Warnings, "\n"), "literal secret") {
 		t.Errorf("a placeholder imported as a literal secret: %v", im.Warnings)
 	}
+	// <hidden> (a pasted export) is no variable: kept, and said.
+	im, err = c.Import("config.toml", []byte("[mcp_servers.k]\ncommand = \"srv\"\nenv = { API_KEY = \"<hidden>\" }\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := im.Servers[0].Env; e["API_KEY"] != Hidden || !strings.Contains(strings.Join(im.Warnings, "\n"), "not a working value") {
+		t.Errorf("imported env %v, warnings %v", e, im.Warnings)
+	}
 }
 
 // TestReferenceDefaults: ${VAR:-default} imports as ${env:VAR:-default} and
