@@ -14,6 +14,11 @@ import (
 // used: output meant to be pasted or run carries a placeholder instead.
 const Masked = "••••••"
 
+// Hidden stands for a secret in output meant to be pasted or run (an
+// exported snippet or add command) when secrets are not revealed: clearly
+// not a value. It is not a secret itself, so it is never masked.
+const Hidden = "<hidden>"
+
 // authSchemes are the Authorization schemes kept visible when masking.
 var authSchemes = []string{"bearer", "basic", "token"}
 
@@ -146,7 +151,7 @@ func (s *Server) Secrets() []string {
 		// secret ("Bearer abc-${env:X}" hides "abc-").
 		for _, part := range strings.Split(ReplaceEnvRefs(v, func(string) string { return "\x00" }), "\x00") {
 			part = strings.TrimSpace(trimScheme(strings.TrimSpace(part)))
-			if part != "" {
+			if part != "" && part != Hidden {
 				out = append(out, part)
 			}
 		}

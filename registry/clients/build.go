@@ -71,7 +71,7 @@ func (b *builder) note(format string, args ...any) {
 // (a snippet, an add command, an install link) when secrets are not
 // revealed. It is clearly not a value: a client given it fails visibly, and
 // a warning says so. (The mask, [registry.Masked], is only for reading.)
-const Hidden = "<hidden>"
+const Hidden = registry.Hidden
 
 // hide is a literal secret's stand-in: "Bearer abc" becomes
 // "Bearer <hidden>", so the shape of the value still shows.
@@ -164,7 +164,7 @@ func (b *builder) known(server, field string, r registry.EnvRef) (string, bool) 
 		}
 		if v != "" && !registry.HasEnvRef(v) && !strings.Contains(v, Hidden) {
 			b.secrets = append(b.secrets, v)
-			b.note("servers.%s %s: kept the value %s already holds (%s cannot refer to $%s)", server, field, b.c.Name, b.c.Name, r.Name)
+			b.note("servers.%s %s: kept the value already in %s's file (%s cannot refer to $%s)", server, field, b.c.Name, b.c.Name, r.Name)
 			return v, true
 		}
 	}
