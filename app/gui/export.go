@@ -387,6 +387,7 @@ func (c *controller) showImport() {
 		}
 		var b strings.Builder
 		for _, s := range imp.Servers {
+			s := s.Redacted() // credentials in a URL or bridge arguments stay hidden
 			b.WriteString("+ " + s.Name + "  ")
 			if s.IsRemote() {
 				b.WriteString(s.URL + "\n")
