@@ -61,6 +61,10 @@ func (c *controller) exportChoices() (offered, ticked []string, err error) {
 		}
 	}
 	def, _, err := clients.Select(cfg, nil)
+	if errors.Is(err, clients.ErrNoServers) && len(offered) > 0 {
+		// Every valid one is disabled: offer them, tick none.
+		return offered, nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
