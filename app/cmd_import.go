@@ -21,8 +21,11 @@ func init() {
 		help: `Reads the file of --client (or --path) and adds its servers to servers.toml.
 Names are kept (characters servers.toml does not allow become '-'); a name
 servers.toml already has is reported and skipped unless --replace. The
-client's secret syntax becomes ${env:VAR}; a literal secret is kept, with a
-warning; fields mcptray does not model are reported. An mcp-remote bridge
+client's secret syntax becomes ${env:VAR} (${VAR:-default} becomes
+${env:VAR:-default}), and so do mcptray's own <VAR> placeholders; a literal
+secret is kept, with a warning; fields mcptray does not model are reported.
+The diff masks the secrets of every server, the ones already in
+servers.toml included. An mcp-remote bridge
 entry becomes the remote server it reaches. servers.toml is saved atomically
 and the previous version kept as servers.toml.bak.
 
