@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +25,18 @@ type Config struct {
 	// src is the text the config was parsed from: Encode keeps it for every
 	// part that did not change, comments included.
 	src []byte
+	// onDisk is set when src was read from the file at Path (not a default
+	// config that is yet to be written).
+	onDisk bool
+}
+
+// Saved is the file's content as the config was read from it: nil when the
+// file does not exist yet (see [OpenForUpdate]) or cfg was built in memory.
+func (c *Config) Saved() []byte {
+	if !c.onDisk {
+		return nil
+	}
+	return c.src
 }
 
 // Server returns the server called name, or nil.
@@ -48,11 +59,15 @@ func (c *Config) HasErrors() bool {
 // they become Diagnostics, and a bad server entry is kept with Invalid set so
 // the others still load and run.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data)
+	cfg, err := Parse(path, data)
+	if cfg != nil {
+		cfg.onDisk = true
+	}
+	return cfg, err
 }
 
 // Known keys, for unknown-key warnings.
