@@ -217,10 +217,13 @@ func readTarget(path string) (snapshot, error) {
 	return snapshot{data: data, info: fi}, nil
 }
 
-// ReadFile reads a regular file the way [EditFile] does: anything else at
-// path (a named pipe, a device) is refused with ErrNotRegular instead of
-// being opened.
+// ReadFile reads a regular file the way [EditFile] does, through symbolic
+// links: anything else at path (a named pipe, a device) is refused with
+// ErrNotRegular instead of being opened. os.DevNull reads as empty.
 func ReadFile(path string) ([]byte, error) {
+	if path == os.DevNull {
+		return []byte{}, nil // --config /dev/null: an empty config
+	}
 	target, err := resolveLinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -44,26 +44,44 @@ func keepOwner(f *os.File, like fs.FileInfo) error {
 }
 
 // lockFile takes an exclusive flock on a lock file beside path
-// (.NAME.lock), waiting up to timeout. The lock file stays: removing it
-// would let two processes lock two different files.
+// (.NAME.lock), waiting up to timeout. The holder removes the lock file
+// before it unlocks, so none is left beside the person's file; a waiter that
+// then gets the lock of a removed file sees that it is no longer the one at
+// the lock's path and starts over.
 func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	name := lockName(path)
-	f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
+	var f *os.File
 	err = pollLock(name, timeout, func() (bool, error) {
+		if f == nil {
+			var err error
+			if f, err = os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o600); err != nil {
+				return false, err
+			}
+		}
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR) {
 			return false, nil
 		}
-		return err == nil, err
+		if err != nil {
+			return false, err
+		}
+		held, err1 := f.Stat()
+		there, err2 := os.Stat(name)
+		if err1 != nil || err2 != nil || !os.SameFile(held, there) {
+			f.Close() // the lock of a lock file its holder removed
+			f = nil
+			return false, nil
+		}
+		return true, nil
 	})
 	if err != nil {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 		return nil, err
 	}
 	return func() {
+		os.Remove(name)
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil

@@ -21,7 +21,7 @@ func canWrite(string) bool { return true }
 func keepOwner(*os.File, fs.FileInfo) error { return nil }
 
 // lockFile takes an exclusive LockFileEx lock on a lock file beside path
-// (.NAME.lock), waiting up to timeout.
+// (.NAME.lock), waiting up to timeout; the last one out removes it.
 func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	name := lockName(path)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
@@ -44,5 +44,8 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	return func() {
 		windows.UnlockFileEx(h, 0, 1, 0, new(windows.Overlapped))
 		f.Close()
+		// Fails while another process has it open (waiting for the lock),
+		// which is what keeps two processes from locking two files.
+		os.Remove(name)
 	}, nil
 }
