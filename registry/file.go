@@ -126,11 +126,11 @@ func EditFile(path string, opts *WriteOptions, change func(old []byte) ([]byte, 
 	for attempt := 1; ; attempt++ {
 		cur, err := readTarget(target)
 		if err != nil {
-			return nil, fmt.Errorf("save %s: %w", path, err)
+			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		if cur.info != nil {
 			if err := checkWritable(target, cur.info); err != nil {
-				return nil, fmt.Errorf("save %s: %w", path, err)
+				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
 		next, err := change(cur.data)

@@ -128,9 +128,13 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	add := func(sev Severity, server, field, msg string, key ...string) {
 		l, c := at(key...)
+		src := srcLine(l)
+		if len(key) >= 3 && key[0] == "servers" && (key[2] == "env" || key[2] == "headers") {
+			src = maskStrings(src) // the line may hold a token
+		}
 		cfg.Diagnostics = append(cfg.Diagnostics, Diagnostic{
 			Severity: sev, File: path, Line: l, Col: c, Server: server,
-			Field: strings.Join(key, "."), Message: msg, Source: srcLine(l),
+			Field: strings.Join(key, "."), Message: msg, Source: src,
 		})
 	}
 
@@ -317,6 +321,28 @@ func decodeServer(s *Server, m map[string]any) error {
 		}
 	}
 	return err
+}
+
+// maskStrings hides the text of every quoted string in a line of TOML,
+// byte for byte so that a caret under a column still points at it.
+func maskStrings(line string) string {
+	b := []byte(line)
+	for i := 0; i < len(b); i++ {
+		q := b[i]
+		if q != '"' && q != '\'' {
+			continue
+		}
+		j := i + 1
+		for ; j < len(b) && b[j] != q; j++ {
+			if q == '"' && b[j] == '\\' && j+1 < len(b) {
+				b[j] = '*'
+				j++
+			}
+			b[j] = '*'
+		}
+		i = j
+	}
+	return string(b)
 }
 
 // tomlType names a decoded TOML value's type for a message.

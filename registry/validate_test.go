@@ -65,3 +65,16 @@ func fieldOf(err error) string {
 	}
 	return ""
 }
+
+// A diagnostic about env or headers shows its line with the strings masked:
+// the line may hold a token.
+func TestDiagnosticMasksSecretLines(t *testing.T) {
+	cfg := parse(t, "[servers.r]\nurl = \"https://e.com/mcp\"\nheaders = \"Authorization: Bearer sk-live-123\"\n")
+	if len(cfg.Diagnostics) != 1 {
+		t.Fatalf("diagnostics: %v", cfg.Diagnostics)
+	}
+	d := cfg.Diagnostics[0]
+	if strings.Contains(d.Long(), "sk-live-123") || d.Source != `headers = "`+strings.Repeat("*", 33)+`"` || d.Line != 3 {
+		t.Errorf("diagnostic shows the secret: %s", d.Long())
+	}
+}
