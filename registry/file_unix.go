@@ -53,8 +53,10 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	var f *os.File
 	err = pollLock(name, timeout, func() (bool, error) {
 		if f == nil {
+			// Readable by all (it holds nothing), so that one left behind
+			// by a crash under sudo does not lock its owner out.
 			var err error
-			if f, err = os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o600); err != nil {
+			if f, err = os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644); err != nil {
 				return false, err
 			}
 		}
