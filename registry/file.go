@@ -379,6 +379,10 @@ func commit(target string, cur snapshot, next []byte, o *WriteOptions, e *Edited
 // written and before the file is re-read and replaced.
 var hookBeforeRename func(target string)
 
+// hookWrite, when set by a test, can fail the write of the temporary file
+// for path (the file, or its backup) as a full disk would.
+var hookWrite func(path string) error
+
 // writeTemp writes data to a new temporary file beside path, with perm and
 // the owner of like (when given), synced to disk. It returns the temporary
 // file's name even on error, for the caller to remove.
@@ -394,6 +398,11 @@ func writeTemp(path string, data []byte, perm fs.FileMode, like fs.FileInfo) (st
 		}
 		if like != nil {
 			if err := keepOwner(f, like); err != nil {
+				return err
+			}
+		}
+		if hookWrite != nil {
+			if err := hookWrite(path); err != nil {
 				return err
 			}
 		}

@@ -371,3 +371,51 @@ func TestOpenForUpdateWritesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A write that fails (as on a full disk; injected here at the write of each
+// temporary file in turn, so that it runs without root) leaves the file and
+// the previous backup as they were, and no backup or temporary file of its
+// own. TestSaveFullDiskKeepsFileAndBackup does the same on a real full disk.
+func TestFailedWriteLeavesFileAndBackups(t *testing.T) {
+	for _, failing := range []string{"the file", "the backup"} {
+		for _, stamped := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stamped=%v", failing, stamped), func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "settings.json")
+				writeFile(t, path, "{}\n", 0o600)
+				opts := &WriteOptions{Backup: path + ".bak"}
+				if stamped {
+					opts = &WriteOptions{Backup: path + ".mcptray-backup", Stamp: time.Now}
+				} else {
+					writeFile(t, path+".bak", "the previous backup\n", 0o600)
+				}
+				hookWrite = func(p string) error {
+					if (p == path) == (failing == "the file") {
+						return errors.New("no space left on device (injected)")
+					}
+					return nil
+				}
+				t.Cleanup(func() { hookWrite = nil })
+				err := WriteFileAtomic(path, []byte("{\"new\": true}\n"), opts)
+				if err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), path) {
+					t.Fatalf("err = %v", err)
+				}
+				entries, _ := os.ReadDir(dir)
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				want := "settings.json settings.json.bak"
+				if stamped {
+					want = "settings.json"
+				}
+				if strings.Join(names, " ") != want {
+					t.Errorf("files: %v, want %s", names, want)
+				}
+				if readString(t, path) != "{}\n" || !stamped && readString(t, path+".bak") != "the previous backup\n" {
+					t.Error("the file or the previous backup changed")
+				}
+			})
+		}
+	}
+}
