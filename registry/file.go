@@ -105,7 +105,7 @@ func EditFile(path string, opts *WriteOptions, change func(old []byte) ([]byte, 
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = 30 * time.Second
 	}
-	target, err := resolveLinks(path)
+	target, err := ResolveLinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("save %s: %w", path, err)
 	}
@@ -224,7 +224,7 @@ func ReadFile(path string) ([]byte, error) {
 	if path == os.DevNull {
 		return []byte{}, nil // --config /dev/null: an empty config
 	}
-	target, err := resolveLinks(path)
+	target, err := ResolveLinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -269,9 +269,10 @@ func checkWritable(path string, fi fs.FileInfo) error {
 	return nil
 }
 
-// resolveLinks follows symbolic links at path, every level, to the file they
-// name (which need not exist yet).
-func resolveLinks(path string) (string, error) {
+// ResolveLinks follows symbolic links at path, every level, to the file they
+// name (which need not exist yet): the file EditFile writes, and the one a
+// watcher of path must watch.
+func ResolveLinks(path string) (string, error) {
 	p := path
 	for range 255 {
 		fi, err := os.Lstat(p)
