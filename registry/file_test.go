@@ -419,3 +419,26 @@ func TestFailedWriteLeavesFileAndBackups(t *testing.T) {
 		}
 	}
 }
+
+// After a save, the config is what the file holds: saving it again writes
+// nothing new and takes no other path.
+func TestSaveTwiceFromOneConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	writeFile(t, path, "[servers.x]\r\ncommand = \"x\"\r\n", 0o600)
+	cfg, _ := Load(path)
+	cfg.Servers = append(cfg.Servers, &Server{Name: "y", Command: "y", Autostart: true})
+	if err := Save(cfg); err != nil {
+		t.Fatal(err)
+	}
+	first := readString(t, path)
+	if string(cfg.Saved()) != first {
+		t.Errorf("cfg.Saved() is not the file:\n%q\n%q", cfg.Saved(), first)
+	}
+	cfg.Servers = cfg.Servers[:1]
+	if err := Save(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, path); got != "[servers.x]\r\ncommand = \"x\"\r\n" {
+		t.Errorf("after removing y again: %q", got)
+	}
+}

@@ -158,21 +158,21 @@ func TOMLString(s string) string {
 // with an error wrapping ErrChanged. After a save, cfg holds what the file
 // holds.
 func Save(cfg *Config) error {
-	var saved *Config
-	_, err := EditFile(cfg.Path, &WriteOptions{Backup: cfg.Path + ".bak", Perm: 0o600, Narrow: true},
+	e, err := EditFile(cfg.Path, &WriteOptions{Backup: cfg.Path + ".bak", Perm: 0o600, Narrow: true},
 		func(cur []byte) ([]byte, error) {
 			next, err := cfg.rebase(cur)
 			if err != nil {
 				return nil, err
 			}
-			saved = next
 			return Encode(next), nil
 		})
 	if err != nil {
 		return err
 	}
+	// What was written (with the file's line endings) is what the next
+	// save compares the file with.
 	path := cfg.Path
-	if again, err := Parse(path, Encode(saved)); err == nil {
+	if again, err := Parse(path, e.New); err == nil {
 		*cfg = *again
 	}
 	cfg.Path, cfg.onDisk = path, true
