@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -58,7 +57,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 				return err
 			}
 		}
-		data, err := os.ReadFile(file)
+		data, err := registry.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s has no config file at %s (pass --path to read another)", c.Name, file)
 		}
@@ -75,14 +74,18 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if c.Unverified != "" {
 			fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
 		}
-		cfg, err := LoadConfig(env, *cfgPath, true)
+		// Nothing is written before the save: a dry run leaves no trace, and
+		// a config that does not exist yet is created (with the default
+		// comments) by the save, as first run does.
+		loc, err := registry.Locate(*cfgPath)
 		if err != nil {
-			return err
+			return configError{err}
 		}
-		old, err := os.ReadFile(cfg.Path)
+		cfg, err := registry.OpenForUpdate(loc, env.Exe)
 		if err != nil {
-			return err
+			return configError{err}
 		}
+		old := cfg.Saved()
 		// Every server's secrets, the ones replaced and the neighbours'
 		// included, are masked in the diff.
 		var secrets []string
@@ -120,7 +123,11 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err := registry.Save(cfg); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s: %s; previous version: %s.bak\n", cfg.Path, summary, cfg.Path)
+		if old == nil {
+			fmt.Fprintf(env.Stdout, "%s: created with the default config (%s)\n", cfg.Path, summary)
+		} else {
+			fmt.Fprintf(env.Stdout, "%s: %s; previous version: %s.bak\n", cfg.Path, summary, cfg.Path)
+		}
 		if len(added) > 0 {
 			fmt.Fprintf(env.Stdout, "added: %s\n", strings.Join(added, ", "))
 		}
