@@ -70,3 +70,10 @@ func expandSecretRefs(v, server, field string, secret SecretFunc, firstErr *erro
 		return val
 	})
 }
+
+// ReplaceSecretRefs replaces every ${keyring:NAME} in s with repl(NAME).
+func ReplaceSecretRefs(s string, repl func(name string) string) string {
+	return keyringRefRE().ReplaceAllStringFunc(s, func(m string) string {
+		return repl(keyringRefRE().FindStringSubmatch(m)[1])
+	})
+}
