@@ -27,12 +27,19 @@ type fileData struct {
 const fileNote = "mcptray's secrets (mcptray secret, mcptray auth); keep this file private"
 
 func (f *FileStore) read() (map[string]string, error) {
-	b, err := os.ReadFile(f.Path)
+	b, err := registry.ReadFile(f.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read secrets: %w", err)
+	}
+	return f.parse(b)
+}
+
+func (f *FileStore) parse(b []byte) (map[string]string, error) {
+	if b == nil {
+		return map[string]string{}, nil
 	}
 	if fi, err := os.Stat(f.Path); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s is readable by others (mode %04o): run chmod 600 %s", f.Path, fi.Mode().Perm(), f.Path)
@@ -47,15 +54,24 @@ func (f *FileStore) read() (map[string]string, error) {
 	return d.Entries, nil
 }
 
-func (f *FileStore) write(m map[string]string) error {
+// edit changes the entries under the file's lock (other mcptray processes
+// may write it at the same time: the app refreshing a token, a command).
+func (f *FileStore) edit(change func(m map[string]string) error) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 		return fmt.Errorf("save secrets: %w", err)
 	}
-	b, err := json.MarshalIndent(fileData{Note: fileNote, Entries: m}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return registry.WriteFileAtomic(f.Path, append(b, '\n'), &registry.WriteOptions{Perm: 0o600, Narrow: true})
+	_, err := registry.EditFile(f.Path, &registry.WriteOptions{Perm: 0o600, Narrow: true}, func(old []byte) ([]byte, error) {
+		m, err := f.parse(old)
+		if err != nil {
+			return nil, err
+		}
+		if err := change(m); err != nil {
+			return nil, err
+		}
+		b, err := json.MarshalIndent(fileData{Note: fileNote, Entries: m}, "", "  ")
+		return append(b, '\n'), err
+	})
+	return err
 }
 
 func (f *FileStore) Get(key string) (string, error) {
@@ -71,24 +87,20 @@ func (f *FileStore) Get(key string) (string, error) {
 }
 
 func (f *FileStore) Set(key, value string) error {
-	m, err := f.read()
-	if err != nil {
-		return err
-	}
-	m[key] = value
-	return f.write(m)
+	return f.edit(func(m map[string]string) error {
+		m[key] = value
+		return nil
+	})
 }
 
 func (f *FileStore) Delete(key string) error {
-	m, err := f.read()
-	if err != nil {
-		return err
-	}
-	if _, ok := m[key]; !ok {
-		return ErrNotFound
-	}
-	delete(m, key)
-	return f.write(m)
+	return f.edit(func(m map[string]string) error {
+		if _, ok := m[key]; !ok {
+			return ErrNotFound
+		}
+		delete(m, key)
+		return nil
+	})
 }
 
 func (f *FileStore) List(prefix string) ([]string, error) {

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,4 +188,22 @@ func keyringChild(t *testing.T) {
 		t.Fatalf("auto with a keyring: %v, %v", st, err)
 	}
 	t.Log("keyring child ok")
+}
+
+// TestFileStoreConcurrentWriters: 20 writers at once (the app refreshing a
+// token while commands store secrets) lose nothing.
+func TestFileStoreConcurrentWriters(t *testing.T) {
+	st := &FileStore{Path: filepath.Join(t.TempDir(), "secrets.json")}
+	errs := make(chan error, 20)
+	for i := range 20 {
+		go func() { errs <- st.Set(SecretKey(fmt.Sprintf("k%02d", i)), "v") }()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys, err := st.List(SecretPrefix); err != nil || len(keys) != 20 {
+		t.Fatalf("%d keys after 20 concurrent writers (%v): %v", len(keys), err, keys)
+	}
 }
