@@ -161,3 +161,16 @@ func secretListFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) err
 		return nil
 	}
 }
+
+// askYesNo asks a yes/no question on a terminal (default no); without a
+// terminal the answer is no.
+func askYesNo(env *Env, question string) bool {
+	f, ok := env.Stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	fmt.Fprintf(env.Stderr, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
+}
