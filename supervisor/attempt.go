@@ -111,11 +111,15 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 func (u *unit) prepare(ctx context.Context, srv *registry.Server) (*attempt, outcome, bool) {
 	o := &u.sup.opts
 	env := o.Environ(ctx)
-	exp, err := srv.Expand(lookupIn(env))
+	exp, err := srv.ExpandWith(lookupIn(env), o.Secret)
 	if err != nil {
 		var ue *registry.UnsetVarError
 		if errors.As(err, &ue) {
 			return nil, failed(diagUnset(ue)), false
+		}
+		var se *registry.SecretRefError
+		if errors.As(err, &se) {
+			return nil, failed(diagSecret(se)), false
 		}
 		return nil, failed(diagInvalid(err)), false
 	}
