@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -587,5 +588,52 @@ func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 	c.SetItems(nil)
 	if len(c.shown) != 0 || c.count.Text != "no tools" {
 		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
+	}
+}
+
+// TestNotificationsFromARealEngine: a real supervisor whose server crashes
+// again and again; the app's notifications follow the engine's
+// transitions: one crash, one recovery, never a second "recovered".
+func TestNotificationsFromARealEngine(t *testing.T) {
+	srv := &registry.Server{Name: "flaky", Command: "sh", Args: []string{"-c", "sleep 0.2; exit 1"}, Autostart: true}
+	sup := supervisor.New([]*registry.Server{srv}, &supervisor.Options{
+		NoLogFiles: true, BackoffBase: 10 * time.Millisecond, Jitter: -1, CrashLoopCount: 100,
+		Environ: func(context.Context) []string { return os.Environ() },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	c := newTestController(t, sup, "")
+	c.setUp()
+	wg.Go(func() { c.watch(ctx, 5*time.Millisecond) })
+	wg.Go(func() { sup.Run(ctx) })
+	// Four crashes and restarts.
+	deadline := time.Now().Add(30 * time.Second)
+	for sup.Snapshot().Server("flaky").Restarts < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("restarts: %d", sup.Snapshot().Server("flaky").Restarts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var titles []string
+	for time.Now().Before(deadline) {
+		titles = c.notify.sentTitles()
+		if len(titles) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Join(titles, "|") != "flaky crashed|flaky recovered" {
+		t.Errorf("notifications %q, want one crash and one recovery", titles)
+	}
+	var events []string
+	trs, _ := sup.Transitions(0)
+	for _, tr := range trs {
+		if tr.Event != "" {
+			events = append(events, string(tr.Event))
+		}
+	}
+	if n := strings.Count(strings.Join(events, ","), string(supervisor.EventRecovered)); n != 1 {
+		t.Errorf("engine events %v: %d recoveries, want 1 (then flapping)", events, n)
 	}
 }

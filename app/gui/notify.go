@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -52,7 +53,8 @@ type notifier struct {
 	burst     int
 	last      map[string]time.Time
 	recent    []time.Time
-	sent      []event // the last notifications sent, newest last
+	sentMu    sync.Mutex // guards sent, which tests read from their goroutine
+	sent      []event    // the last notifications sent, newest last
 }
 
 const prefNotifications = "notifications"
@@ -99,9 +101,22 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 		}
 		n.last[key] = now
 		n.recent = append(n.recent, now)
+		n.sentMu.Lock()
 		if n.sent = append(n.sent, ev); len(n.sent) > 50 {
 			n.sent = n.sent[1:]
 		}
+		n.sentMu.Unlock()
 		n.app.SendNotification(fyne.NewNotification(ev.title, ev.body))
 	}
+}
+
+// sentTitles are the titles of the notifications sent so far.
+func (n *notifier) sentTitles() []string {
+	n.sentMu.Lock()
+	defer n.sentMu.Unlock()
+	var out []string
+	for _, ev := range n.sent {
+		out = append(out, ev.title)
+	}
+	return out
 }
