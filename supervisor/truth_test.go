@@ -44,6 +44,24 @@ func mcpServer(t *testing.T, name string, env ...string) *registry.Server {
 	return childServer(t, name, "mcp", env...)
 }
 
+// waitProcState waits until /proc says pid is in state (Linux; elsewhere
+// it returns at once).
+func waitProcState(t *testing.T, pid int, state byte) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && b[i+2] == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never reached state %c: %s", pid, state, b)
+		}
+	}
+}
+
 // waitLine waits until file (a server's log of what it received) has n
 // lines containing what: the request is on its way, its clock started.
 func waitLine(t *testing.T, file, what string, n int) {
@@ -193,6 +211,7 @@ func TestStoppedProcessRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(st.PID, syscall.SIGKILL)
+	waitProcState(t, st.PID, 'T') // every thread has stopped
 	clock.waitTimer(t, o.ProbeInterval)
 	clock.Advance(o.ProbeInterval)
 	clock.waitTimer(t, o.ProbeTimeout)
