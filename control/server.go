@@ -164,13 +164,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // reportChanges calls OnChange after each change of the engine.
 func (s *Server) reportChanges(ctx context.Context) {
+	ch := s.eng.Watch()
 	for {
-		ch := s.eng.Watch()
 		select {
 		case <-ctx.Done():
 			return
 		case <-ch:
 		}
+		// The next channel before the snapshot: a change in between is
+		// then not missed.
+		ch = s.eng.Watch()
 		s.opts.OnChange(s.eng.Snapshot())
 	}
 }
