@@ -93,6 +93,10 @@ args = ["-c", "echo 'Welcome to banner server 1.0'; exec %[1]s serve-demo"]
 command = "sh"
 args = ["-c", "exec sleep 3600", %[3]q]
 
+[servers.eofexit]
+command = "sh"
+args = ["-c", "cat > /dev/null", %[3]q]
+
 [servers.missing]
 command = "no-such-mcp-server-xyz"
 
@@ -120,7 +124,7 @@ disabled = true
 		got[r.Name] = r
 		order = append(order, r.Name)
 	}
-	if strings.Join(order, ",") != "demo,everything,banner,silent,missing" {
+	if strings.Join(order, ",") != "demo,everything,banner,silent,eofexit,missing" {
 		t.Errorf("servers checked: %v (the disabled one must be skipped)", order)
 	}
 	want := map[string]struct{ status, code string }{
@@ -128,6 +132,7 @@ disabled = true
 		"everything": {"ready", ""},
 		"banner":     {"ready", "stdout-noise"},
 		"silent":     {"failed", "handshake-timeout"},
+		"eofexit":    {"failed", "handshake-timeout"}, // mcptray closed its stdin: the exit is evidence
 		"missing":    {"failed", "command-not-found"},
 	}
 	for name, w := range want {
@@ -149,6 +154,15 @@ disabled = true
 	}
 	if b := got["banner"]; !strings.Contains(strings.Join(b.Diagnostics[0].Evidence, " "), "Welcome to banner server") {
 		t.Errorf("banner evidence: %+v", b.Diagnostics)
+	}
+	if b := got["banner"]; b.Level != "warn" || len(b.Warnings) != 1 || b.Warnings[0].Code != "stdout-noise" {
+		t.Errorf("banner: level %q warnings %+v, want warn with stdout-noise", b.Level, b.Warnings)
+	}
+	if d := got["demo"]; d.Level != "ok" || len(d.Warnings) != 0 {
+		t.Errorf("demo: level %q warnings %+v", d.Level, d.Warnings)
+	}
+	if e := got["eofexit"]; !strings.Contains(strings.Join(e.Diagnostics[0].Evidence, " "), "then mcptray stopped the process: exited with code 0") {
+		t.Errorf("eofexit: the exit after mcptray closed stdin is not evidence: %+v", e.Diagnostics[0])
 	}
 	if s := got["silent"]; !strings.Contains(s.Diagnostics[0].Message, "wrote nothing") {
 		t.Errorf("silent diagnosis does not say it wrote nothing: %+v", s.Diagnostics[0])
