@@ -79,9 +79,9 @@ type stdioConn struct {
 	readErr      error // why stdout ended (nil: EOF); written before done closes
 	sdkCloseOnce sync.Once
 	closeOnce    sync.Once
-	writeMu   sync.Mutex // serialises writes to stdin, so lines never interleave
-	probeSeq  atomic.Int64
-	messages  atomic.Int64 // JSON-RPC messages received
+	writeMu      sync.Mutex // serialises writes to stdin, so lines never interleave
+	probeSeq     atomic.Int64
+	messages     atomic.Int64 // JSON-RPC messages received
 
 	mu sync.Mutex // protects the fields below
 	// afterHandshake: noise from now on also goes to onNoise.
