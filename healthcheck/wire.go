@@ -82,6 +82,8 @@ type stdioConn struct {
 	writeMu      sync.Mutex // serialises writes to stdin, so lines never interleave
 	probeSeq     atomic.Int64
 	messages     atomic.Int64 // JSON-RPC messages received
+	// notifications counts those dropped by isDroppedNotification.
+	notifications atomic.Int64
 
 	mu sync.Mutex // protects the fields below
 	// afterHandshake: noise from now on also goes to onNoise.
@@ -333,12 +335,42 @@ func (c *stdioConn) take(line []byte) bool {
 		c.noteNoise(line, "")
 		return true
 	}
+	var h frameHeader
+	if json.Unmarshal(line, &h) != nil {
+		c.noteNoise(line, "") // not JSON
+		return true
+	}
+	if h.isDroppedNotification() {
+		c.messages.Add(1)
+		c.notifications.Add(1)
+		return true
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
 		c.noteNoise(line, notJSONRPC(line, err))
 		return true
 	}
 	return c.route(msg, line)
+}
+
+// frameHeader is the top of a frame: enough to recognise a notification
+// without decoding it in full.
+type frameHeader struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+}
+
+// isDroppedNotification reports a notification the SDK would do nothing
+// with. A health check registers no handlers (logging, progress, list
+// changes), so of all notifications only notifications/cancelled acts: it
+// cancels a request of the server's the SDK is answering. Dropping the rest
+// here spares the SDK's per-message work (a full decode and a goroutine
+// each), which a server flooding notifications would otherwise turn into a
+// busy core.
+func (h *frameHeader) isDroppedNotification() bool {
+	return h.JSONRPC == "2.0" && len(h.ID) == 0 && len(h.Method) > 2 && h.Method[0] == '"' &&
+		!bytes.ContainsRune(h.Method, '\\') && string(h.Method) != `"notifications/cancelled"`
 }
 
 // takeBatch takes a JSON array: MCP before 2025-06-18 allowed batches.
