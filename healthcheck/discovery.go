@@ -91,10 +91,7 @@ func (s *Session) discover(ctx context.Context) error {
 		}
 	}
 	if s.wire != nil {
-		s.wire.mu.Lock()
-		ended := s.wire.ended
-		s.wire.mu.Unlock()
-		if ended {
+		if s.wire.endState().ended {
 			return exitedDuringHandshake(s.wire.stats(), false)
 		}
 	}

@@ -122,6 +122,12 @@ func (s *Session) Transport() registry.Transport { return s.transport }
 // answering server/discover yields an error wrapping ErrDiedDuringDiscover:
 // start it again and connect with EraHint = EraLegacy. A failing list does
 // not fail Connect: it is a list-failed diagnosis in the report.
+//
+// When ctx ends the handshake, who ended it decides the answer. A deadline
+// is a handshake-timeout, whatever the process does after mcptray closed
+// its pipes. A cancel with a cause (context.WithCancelCause) returns an
+// error wrapping that cause. A bare cancel after the process exited (the
+// supervisor cancels so when it sees the exit) is the exit's diagnosis.
 func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	o := opts.withDefaults()
 	if t.Server == nil {
@@ -271,6 +277,13 @@ func (s *Session) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// endedByCaller reports whether ctx ended for a reason the caller gave: a
+// deadline, or a cancel with a cause. A bare cancel says nothing about
+// why (the supervisor cancels so when it has seen the process exit).
+func endedByCaller(ctx context.Context) bool {
+	return ctx.Err() != nil && (timedOut(ctx) || context.Cause(ctx) != ctx.Err())
 }
 
 // timedOut reports whether ctx ended because its time ran out: a deadline,

@@ -16,9 +16,10 @@ var errProcessExited = errors.New("the server process exited")
 //
 // Who ended a failed handshake decides its diagnosis. If the server's side
 // ended first (stdout closed, or the process exited), it is an exit: during
-// server/discover, or during the handshake. If the caller's deadline passed
-// first, it is a timeout, whatever the process does after mcptray closed
-// its pipes (most servers exit on EOF: evidence, not the cause).
+// server/discover, or during the handshake. If the caller ended it first (a
+// deadline, a cancel with a cause), it is a timeout or the caller's cause,
+// whatever the process does after that (most servers exit on EOF:
+// evidence, not the cause).
 func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 	if t.Stdin == nil || t.Stdout == nil {
 		return nil, &Diagnosis{Code: CodeInvalidConfig, Message: fmt.Sprintf("Server %q is a stdio server but no pipes were handed over.", t.Server.Name)}
@@ -127,7 +128,7 @@ func stdioFailure(ctx context.Context, err error, c *stdioConn, latency time.Dur
 	case timedOut(ctx):
 		return handshakeTimeout(latency, st)
 	case ctx.Err() != nil:
-		return fmt.Errorf("connecting: %w", ctx.Err())
+		return fmt.Errorf("connecting: %w", context.Cause(ctx))
 	}
 	return handshakeError(err, end.offered, end.answered)
 }

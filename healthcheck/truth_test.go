@@ -205,3 +205,25 @@ func TestProbeWithinCallersTime(t *testing.T) {
 		})
 	}
 }
+
+// TestCallerCauseWins: a caller that ends the handshake with a cause of its
+// own (a stop) and then kills the process gets its cause back, not the
+// exit it caused.
+func TestCallerCauseWins(t *testing.T) {
+	errStop := errors.New("stopped by the user")
+	for range 5 {
+		p := startHelper(t, "silent")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		tg := p.target("x", "")
+		writes := watchWrites(&tg)
+		res := connectAsync(ctx, tg, nil)
+		waitWrite(t, writes, "server/discover")
+		cancel(errStop)
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		r := <-res
+		if !errors.Is(r.err, errStop) || errors.Is(r.err, ErrDiedDuringDiscover) {
+			t.Fatalf("err = %v, want the caller's cause", r.err)
+		}
+	}
+}

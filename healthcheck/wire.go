@@ -570,16 +570,18 @@ func (c *stdioConn) noteNoise(line []byte, why string) {
 }
 
 // serverEnded records that the server is gone (stdout ended or the process
-// exited) unless mcptray ended the session first (closed the pipes, or the
-// caller's deadline passed: whoever acts on that deadline may close the
-// process's stdin, and most servers then exit), and whether it died on
+// exited) unless mcptray ended the session first: it closed the pipes, or
+// the caller ended Connect's context for a reason of its own (a deadline,
+// or a cancel with a cause), after which it may well stop the process or
+// close its stdin, and most servers then exit. It also records whether the
+// server died on
 // server/discover: while it was pending, or after mcptray gave up on it
 // without the server having answered anything (a slow reader that read it
 // late, after initialize had gone out).
 func (c *stdioConn) serverEnded() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ended || c.closedByUs || (c.caller != nil && timedOut(c.caller)) {
+	if c.ended || c.closedByUs || (c.caller != nil && endedByCaller(c.caller)) {
 		return
 	}
 	c.ended = true
