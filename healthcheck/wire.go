@@ -82,8 +82,6 @@ type stdioConn struct {
 	writeMu      sync.Mutex // serialises writes to stdin, so lines never interleave
 	probeSeq     atomic.Int64
 	messages     atomic.Int64 // JSON-RPC messages received
-	// notifications counts those dropped by isDroppedNotification.
-	notifications atomic.Int64
 
 	mu sync.Mutex // protects the fields below
 	// afterHandshake: noise from now on also goes to onNoise.
@@ -93,7 +91,7 @@ type stdioConn struct {
 	pending        map[jsonrpc.ID]string // id → method of SDK requests awaiting a reply
 	firstMethod    string                // the first request the server was sent
 	replies        int                   // replies the server gave to SDK requests
-	discoverID     jsonrpc.ID            // the server/discover awaiting a reply, when discoverPending
+	discoverID     jsonrpc.ID            // the server/discover awaiting a reply, when discoverPend
 	discoverPend   bool
 	stopDiscover   func() // stops the server/discover timer
 	outcome        discoverOutcome
@@ -103,7 +101,7 @@ type stdioConn struct {
 	capabilities   json.RawMessage     // capabilities in the last handshake result, verbatim
 	probes         map[jsonrpc.ID]chan probeReply
 	ended          bool // the server's side ended (stdout, or the process) before mcptray closed
-	closedByUs     bool // Close was called: an end after that is mcptray's doing
+	closedByUs     bool // shutdown was called: an end after that is mcptray's doing
 	diedInDiscover bool
 }
 
@@ -342,7 +340,6 @@ func (c *stdioConn) take(line []byte) bool {
 	}
 	if h.isDroppedNotification() {
 		c.messages.Add(1)
-		c.notifications.Add(1)
 		return true
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
@@ -401,7 +398,7 @@ func notJSONRPC(line []byte, err error) string {
 	}
 	why := err.Error()
 	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidRequest {
-		why = "it has neither a method nor an id"
+		why = "it has no method and no usable id"
 	}
 	return "JSON, but not a JSON-RPC message: " + why + "; dropped"
 }
