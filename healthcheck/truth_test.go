@@ -3,6 +3,7 @@ package healthcheck
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -83,16 +84,26 @@ func TestDiedOnDiscoverSlowReader(t *testing.T) {
 }
 
 // connectLegacyDier connects to a server that exits on server/discover the
-// way the supervisor does: detect, and on ErrDiedDuringDiscover start it
-// again with the legacy hint.
+// way the supervisor does: detect (cancelling as soon as the process is
+// seen to exit), and on ErrDiedDuringDiscover start it again with the
+// legacy hint.
 func connectLegacyDier(t *testing.T, mode string) error {
 	p := startHelper(t, mode)
-	_, err := Connect(ctxTimeout(t, 30*time.Second), p.target("x", ""), nil)
+	ctx, cancel := context.WithCancel(ctxTimeout(t, 30*time.Second))
+	defer cancel()
+	go func() {
+		select {
+		case <-p.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_, err := Connect(ctx, p.target("x", ""), nil)
 	if !errors.Is(err, ErrDiedDuringDiscover) {
-		return err
+		return fmt.Errorf("first start: %w", err)
 	}
-	p = startHelper(t, mode)
-	s, err := Connect(ctxTimeout(t, 30*time.Second), p.target("x", EraLegacy), nil)
+	again := startHelper(t, mode)
+	s, err := Connect(ctxTimeout(t, 30*time.Second), again.target("x", EraLegacy), nil)
 	if err != nil {
 		return err
 	}
