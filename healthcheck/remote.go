@@ -82,7 +82,7 @@ func remoteFailure(ctx context.Context, err error, rec *recorder, rawURL string,
 	case timedOut(ctx):
 		return remoteTimeout(after, safeURL(rawURL), last)
 	case ctx.Err() != nil:
-		return fmt.Errorf("connecting: %w", ctx.Err())
+		return fmt.Errorf("connecting: %w", context.Cause(ctx))
 	}
 	// The recorded round trip says it plainest; the SDK's error wraps it.
 	if last != nil && last.err != nil {
