@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"os"
+	"slices"
 	"strings"
 
 	"mcptray/registry"
@@ -20,8 +20,11 @@ func init() {
 		help: `Reads the file of --client (or --path) and adds its servers to servers.toml.
 Names are kept (characters servers.toml does not allow become '-'); a name
 servers.toml already has is reported and skipped unless --replace. The
-client's secret syntax becomes ${env:VAR}; a literal secret is kept, with a
-warning; fields mcptray does not model are reported. An mcp-remote bridge
+client's secret syntax becomes ${env:VAR} (${VAR:-default} becomes
+${env:VAR:-default}), and so do mcptray's own <VAR> placeholders; a literal
+secret is kept, with a warning; fields mcptray does not model are reported.
+The diff masks the secrets of every server, the ones already in
+servers.toml included. An mcp-remote bridge
 entry becomes the remote server it reaches. servers.toml is saved atomically
 and the previous version kept as servers.toml.bak.
 
@@ -54,7 +57,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 				return err
 			}
 		}
-		data, err := os.ReadFile(file)
+		data, err := registry.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s has no config file at %s (pass --path to read another)", c.Name, file)
 		}
@@ -71,13 +74,23 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if c.Unverified != "" {
 			fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
 		}
-		cfg, err := LoadConfig(env, *cfgPath, true)
+		// Nothing is written before the save: a dry run leaves no trace, and
+		// a config that does not exist yet is created (with the default
+		// comments) by the save, as first run does.
+		loc, err := registry.Locate(*cfgPath)
 		if err != nil {
-			return err
+			return configError{err}
 		}
-		old, err := os.ReadFile(cfg.Path)
+		cfg, err := registry.OpenForUpdate(loc, env.Exe)
 		if err != nil {
-			return err
+			return configError{err}
+		}
+		old := cfg.Saved()
+		// Every server's secrets, the ones replaced and the neighbours'
+		// included, are masked in the diff.
+		var secrets []string
+		for _, s := range append(slices.Clone(cfg.Servers), im.Servers...) {
+			secrets = append(secrets, s.Secrets()...)
 		}
 		var added, replaced, skipped []string
 		for _, s := range im.Servers {
@@ -96,7 +109,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		}
 		next := registry.Encode(cfg)
 		if d := clients.UnifiedDiff(cfg.Path, cfg.Path, old, next); d != "" && len(added)+len(replaced) > 0 {
-			fmt.Fprint(env.Stdout, maskDiff(d, im.Servers))
+			fmt.Fprint(env.Stdout, registry.MaskSecrets(d, secrets))
 		}
 		summary := fmt.Sprintf("%d found in %s: %d added, %d replaced, %d skipped", len(im.Servers), file, len(added), len(replaced), len(skipped))
 		switch {
@@ -110,7 +123,11 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err := registry.Save(cfg); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s: %s; previous version: %s.bak\n", cfg.Path, summary, cfg.Path)
+		if old == nil {
+			fmt.Fprintf(env.Stdout, "%s: created with the default config (%s)\n", cfg.Path, summary)
+		} else {
+			fmt.Fprintf(env.Stdout, "%s: %s; previous version: %s.bak\n", cfg.Path, summary, cfg.Path)
+		}
 		if len(added) > 0 {
 			fmt.Fprintf(env.Stdout, "added: %s\n", strings.Join(added, ", "))
 		}
@@ -125,20 +142,4 @@ func indexServer(cfg *registry.Config, name string) int {
 		}
 	}
 	return -1
-}
-
-// maskDiff hides the literal secrets of imported servers in a diff.
-func maskDiff(d string, servers []*registry.Server) string {
-	for _, s := range servers {
-		for _, m := range []map[string]string{s.Env, s.Headers} {
-			for _, v := range m {
-				if len(v) >= 3 {
-					if masked := MaskSecret(v); masked != v {
-						d = strings.ReplaceAll(d, v, masked)
-					}
-				}
-			}
-		}
-	}
-	return d
 }
