@@ -72,6 +72,7 @@ func runHelper(mode string) int {
 //	invalid-frame     print {"jsonrpc":"2.0"} before reading anything
 //	unmatched-reply   answer initialize with a reply to id 999 first
 //	huge-line         print a 17 MiB notification before reading anything
+//	huge-reply        answer tools/list with 17 MiB
 //	flood=N           answer each ping after N notifications/message
 func serveFake(mode string) {
 	has := func(m string) bool { return strings.Contains(","+mode+",", ","+m+",") }
@@ -181,6 +182,11 @@ func serveFake(mode string) {
 				fmt.Println("debug: client connected")
 			}
 		case "tools/list":
+			if has("huge-reply") {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big","description":"%s","inputSchema":{"type":"object"}}]}}`+"\n",
+					req.ID, strings.Repeat("x", 17<<20))
+				continue
+			}
 			tool := func(n string) map[string]any {
 				return map[string]any{"name": n, "description": "tool " + n, "inputSchema": map[string]any{"type": "object"}}
 			}

@@ -178,6 +178,28 @@ func TestServerFramesThatAreNotReplies(t *testing.T) {
 	}
 }
 
+// TestReplyOverLimit: a reply over 16 MiB fails its request (the list is
+// reported failed, with the size) and the session carries on.
+func TestReplyOverLimit(t *testing.T) {
+	p := startHelper(t, "huge-reply")
+	s, err := Connect(ctxTimeout(t, 30*time.Second), p.target("x", ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.Report()
+	d := findDiagnosis(r, CodeListFailed)
+	if d == nil || !strings.Contains(d.Message, "tools") || !strings.Contains(d.Message, "17.0 MiB, over mcptray's 16 MiB limit") {
+		t.Fatalf("list-failed diagnosis %+v", d)
+	}
+	if n := findDiagnosis(r, CodeStdoutNoise); n == nil || !strings.Contains(strings.Join(n.Evidence, " "), `{\"jsonrpc\":\"2.0\",\"id\":`) {
+		t.Errorf("noise diagnosis %+v", n)
+	}
+	if _, err := s.Probe(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Errorf("probe: %v", err)
+	}
+}
+
 // TestProbeWithinCallersTime: a probe that is never answered fails as
 // probe-timeout when the caller's time runs out, saying how long it waited.
 func TestProbeWithinCallersTime(t *testing.T) {
