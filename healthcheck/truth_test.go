@@ -239,24 +239,34 @@ func TestProbeWithinCallersTime(t *testing.T) {
 	}
 }
 
-// TestCallerCauseWins: a caller that ends the handshake with a cause of its
-// own (a stop) and then kills the process gets its cause back, not the
-// exit it caused.
+// TestCallerCauseWins: a caller that ends the handshake for a reason of its
+// own (a deadline, a stop) and at once kills the process (as the supervisor
+// does at startup_timeout or on stop) gets its cause back, not the exit it
+// caused, however the exit races the handshake's end.
 func TestCallerCauseWins(t *testing.T) {
 	errStop := errors.New("stopped by the user")
-	for range 5 {
-		p := startHelper(t, "silent")
-		ctx, cancel := context.WithCancelCause(context.Background())
-		tg := p.target("x", "")
-		writes := watchWrites(&tg)
-		res := connectAsync(ctx, tg, nil)
-		waitWrite(t, writes, "server/discover")
-		cancel(errStop)
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		r := <-res
-		if !errors.Is(r.err, errStop) || errors.Is(r.err, ErrDiedDuringDiscover) {
-			t.Fatalf("err = %v, want the caller's cause", r.err)
-		}
+	for _, cause := range []error{context.DeadlineExceeded, errStop} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			for range 10 {
+				p := startHelper(t, "silent")
+				ctx, cancel := context.WithCancelCause(context.Background())
+				tg := p.target("x", "")
+				writes := watchWrites(&tg)
+				res := connectAsync(ctx, tg, nil)
+				waitWrite(t, writes, "server/discover")
+				cancel(cause)
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+				r := <-res
+				want := errors.Is(r.err, errStop)
+				if cause != errStop {
+					d, ok := r.err.(*Diagnosis)
+					want = ok && d.Code == CodeHandshakeTimeout
+				}
+				if !want || errors.Is(r.err, ErrDiedDuringDiscover) {
+					t.Fatalf("err = %v, want the caller's cause", r.err)
+				}
+			}
+		})
 	}
 }
