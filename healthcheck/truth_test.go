@@ -103,11 +103,18 @@ func connectLegacyDier(t *testing.T, mode string) error {
 		return fmt.Errorf("first start: %w", err)
 	}
 	again := startHelper(t, mode)
-	s, err := Connect(ctxTimeout(t, 30*time.Second), again.target("x", EraLegacy), nil)
+	tg := again.target("x", EraLegacy)
+	writes := watchWrites(&tg)
+	s, err := Connect(ctxTimeout(t, 30*time.Second), tg, nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	for len(writes) > 0 {
+		if l := <-writes; strings.Contains(l, "server/discover") {
+			return fmt.Errorf("server/discover sent despite the legacy hint: %s", l)
+		}
+	}
 	if r := s.Report(); r.Era != EraLegacy || r.ProtocolVersion != "2025-06-18" {
 		return errors.New("era " + string(r.Era) + " version " + r.ProtocolVersion)
 	}
