@@ -73,6 +73,7 @@ func runHelper(mode string) int {
 //	unmatched-reply   answer initialize with a reply to id 999 first
 //	huge-line         print a 17 MiB notification before reading anything
 //	huge-reply        answer tools/list with 17 MiB
+//	stray-on-init     print a canned reply to id 1 before answering initialize
 //	flood=N           answer each ping after N notifications/message
 func serveFake(mode string) {
 	has := func(m string) bool { return strings.Contains(","+mode+",", ","+m+",") }
@@ -175,6 +176,9 @@ func serveFake(mode string) {
 			}
 			if has("unmatched-reply") {
 				reply(json.RawMessage("999"), map[string]any{})
+			}
+			if has("stray-on-init") {
+				reply(json.RawMessage("1"), map[string]any{})
 			}
 			reply(req.ID, map[string]any{"protocolVersion": v, "capabilities": caps, "serverInfo": info, "instructions": "fake legacy server"})
 			initialized = true

@@ -185,6 +185,27 @@ func TestServerFramesThatAreNotReplies(t *testing.T) {
 	}
 }
 
+// TestCannedReplyAfterDiscoverGaveUp: mcptray answered an ignored
+// server/discover itself; a canned reply to its id that comes later is
+// noise with evidence, not silently taken for the late answer.
+func TestCannedReplyAfterDiscoverGaveUp(t *testing.T) {
+	p := startHelper(t, "ignore-discover,stray-on-init")
+	clock := newFakeClock()
+	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
+	clock.waitTimer(t, DefaultDiscoverTimeout)
+	clock.Advance(DefaultDiscoverTimeout)
+	r := <-res
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.s.Close()
+	rep := r.s.Report()
+	d := findDiagnosis(rep, CodeStdoutNoise)
+	if rep.Era != EraLegacy || d == nil || !strings.Contains(strings.Join(d.Evidence, " "), "a reply to id 1 that cannot be the result of server/discover") {
+		t.Fatalf("era %s, noise %+v", rep.Era, d)
+	}
+}
+
 // TestReplyOverLimit: a reply over 16 MiB fails its request (the list is
 // reported failed, with the size) and the session carries on.
 func TestReplyOverLimit(t *testing.T) {

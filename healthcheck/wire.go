@@ -422,10 +422,17 @@ func (c *stdioConn) route(msg jsonrpc.Message, line []byte) bool {
 		return true // a late reply to a probe that gave up
 	}
 	if c.abandoned[resp.ID] {
-		delete(c.abandoned, resp.ID)
-		c.replies++
+		// A late reply to a server/discover answered for: dropped, but
+		// kept as evidence when it cannot be one (a canned reply).
+		_, why := checkHandshakeReply("server/discover", resp)
+		if why == "" {
+			c.replies++
+		}
 		c.mu.Unlock()
-		return true // a late reply to a server/discover answered for
+		if why != "" {
+			c.noteNoise(line, why)
+		}
+		return true
 	}
 	method, ok := c.pending[resp.ID]
 	if !ok {
@@ -433,12 +440,16 @@ func (c *stdioConn) route(msg jsonrpc.Message, line []byte) bool {
 		c.noteNoise(line, fmt.Sprintf("a reply to id %s, which matches no request mcptray sent; dropped", idText(resp.ID)))
 		return true
 	}
-	if why := c.notHandshakeResultLocked(method, resp); why != "" {
+	hs, why := checkHandshakeReply(method, resp)
+	if why != "" {
 		// The request stays pending: this is not its answer (a server
 		// that prints a canned reply at start-up, before reading).
 		c.mu.Unlock()
 		c.noteNoise(line, why)
 		return true
+	}
+	if (method == "initialize" || method == "server/discover") && resp.Error == nil {
+		c.answered, c.capabilities = hs.ProtocolVersion, hs.Capabilities
 	}
 	delete(c.pending, resp.ID)
 	c.replies++
@@ -454,17 +465,19 @@ func (c *stdioConn) route(msg jsonrpc.Message, line []byte) bool {
 	return c.deliver(resp)
 }
 
-// notHandshakeResultLocked checks the reply to a handshake request has the
-// shape of its result, and records the version and capabilities it gives.
-// It returns why not, or "".
-func (c *stdioConn) notHandshakeResultLocked(method string, resp *jsonrpc.Response) string {
+// handshakeReply is what mcptray reads itself from a handshake result.
+type handshakeReply struct {
+	ProtocolVersion   string          `json:"protocolVersion"`
+	SupportedVersions []string        `json:"supportedVersions"`
+	Capabilities      json.RawMessage `json:"capabilities"`
+}
+
+// checkHandshakeReply decodes the reply to method when it is a handshake
+// request (initialize, server/discover) answered with a result; why says
+// why the reply cannot be that result, or is "".
+func checkHandshakeReply(method string, resp *jsonrpc.Response) (r handshakeReply, why string) {
 	if (method != "initialize" && method != "server/discover") || resp.Error != nil {
-		return ""
-	}
-	var r struct {
-		ProtocolVersion   string          `json:"protocolVersion"`
-		SupportedVersions []string        `json:"supportedVersions"`
-		Capabilities      json.RawMessage `json:"capabilities"`
+		return r, ""
 	}
 	err := json.Unmarshal(resp.Result, &r)
 	switch {
@@ -475,10 +488,9 @@ func (c *stdioConn) notHandshakeResultLocked(method string, resp *jsonrpc.Respon
 		err = errors.New("no supportedVersions")
 	}
 	if err != nil {
-		return fmt.Sprintf("a reply to id %s that cannot be the result of %s (%v); dropped", idText(resp.ID), method, err)
+		return r, fmt.Sprintf("a reply to id %s that cannot be the result of %s (%v); dropped", idText(resp.ID), method, err)
 	}
-	c.answered, c.capabilities = r.ProtocolVersion, r.Capabilities
-	return ""
+	return r, ""
 }
 
 // oversize handles a line over maxLine: noise, and when its start names a
