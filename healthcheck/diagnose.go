@@ -120,7 +120,7 @@ func exitedDuringHandshake(st wireStats, duringDiscover bool) *Diagnosis {
 		Fix:      "Read the server's last stderr lines: it usually says why it stopped (a missing argument, an unset variable, a crash).",
 	}
 	if duringDiscover {
-		d.Message = "The server exited while answering server/discover, before initialize; some legacy servers stop on a method they do not know."
+		d.Message = "The server exited on server/discover (the first request it got), before answering anything; some legacy servers stop on a method they do not know before initialize."
 		d.Fix = "Start it again and connect with initialize directly (mcptray does this by itself)."
 		d.Err = ErrDiedDuringDiscover
 	}
