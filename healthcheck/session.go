@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,6 +65,9 @@ type Options struct {
 	// Clock runs every timeout of the package and measures latencies
 	// (nil: the real clock). The caller's context bounds the rest.
 	Clock Clock
+	// Authorizer returns the stored sign-in for a remote server's URL (see
+	// [StoredAuth]), or nil when there is none. Nil means no sign-ins.
+	Authorizer func(serverURL string) auth.OAuthHandler
 }
 
 func (o *Options) withDefaults() Options {
