@@ -472,3 +472,20 @@ func waitTaken(t *testing.T, reads <-chan int64, n int64) {
 		}
 	}
 }
+
+// connectPastDiscoverTimeout connects to a fake server in mode on a fake
+// clock, and moves the clock past the server/discover timeout once its
+// timer runs.
+func connectPastDiscoverTimeout(t *testing.T, mode string) connectResult {
+	t.Helper()
+	p := startHelper(t, mode)
+	clock := newFakeClock()
+	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
+	clock.waitTimer(t, DefaultDiscoverTimeout)
+	clock.Advance(DefaultDiscoverTimeout)
+	r := <-res
+	if r.s != nil {
+		t.Cleanup(func() { r.s.Close() })
+	}
+	return r
+}

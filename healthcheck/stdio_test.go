@@ -301,12 +301,7 @@ func TestDiedDuringDiscover(t *testing.T) {
 // TestDiscoverUnanswered: a server that ignores server/discover is taken
 // as legacy once the discover timeout passes on the clock.
 func TestDiscoverUnanswered(t *testing.T) {
-	p := startHelper(t, "ignore-discover")
-	clock := newFakeClock()
-	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
-	clock.waitTimer(t, DefaultDiscoverTimeout)
-	clock.Advance(DefaultDiscoverTimeout)
-	r := <-res
+	r := connectPastDiscoverTimeout(t, "ignore-discover")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -67,15 +67,10 @@ func TestDiedOnDiscoverWhenCallerCancels(t *testing.T) {
 // mcptray gave up on it and sent initialize, then exits. It died on
 // server/discover all the same (it never answered anything).
 func TestDiedOnDiscoverSlowReader(t *testing.T) {
-	p := startHelper(t, "exit-on-discover-late")
-	clock := newFakeClock()
-	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
-	clock.waitTimer(t, DefaultDiscoverTimeout)
-	clock.Advance(DefaultDiscoverTimeout)
-	if r := <-res; !errors.Is(r.err, ErrDiedDuringDiscover) {
+	if r := connectPastDiscoverTimeout(t, "exit-on-discover-late"); !errors.Is(r.err, ErrDiedDuringDiscover) {
 		t.Fatalf("err = %v, want ErrDiedDuringDiscover", r.err)
 	}
-	p = startHelper(t, "exit-on-discover-late")
+	p := startHelper(t, "exit-on-discover-late")
 	s, err := Connect(ctxTimeout(t, 30*time.Second), p.target("x", EraLegacy), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -189,12 +184,7 @@ func TestServerFramesThatAreNotReplies(t *testing.T) {
 // server/discover itself; a canned reply to its id that comes later is
 // noise with evidence, not silently taken for the late answer.
 func TestCannedReplyAfterDiscoverGaveUp(t *testing.T) {
-	p := startHelper(t, "ignore-discover,stray-on-init")
-	clock := newFakeClock()
-	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
-	clock.waitTimer(t, DefaultDiscoverTimeout)
-	clock.Advance(DefaultDiscoverTimeout)
-	r := <-res
+	r := connectPastDiscoverTimeout(t, "ignore-discover,stray-on-init")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
