@@ -75,8 +75,14 @@ func Main(args []string, env *Env) int {
 }
 
 func run(ctx context.Context, args []string, env *Env) int {
+	global, args, err := globalFlags(args)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n\n", err)
+		printUsage(env.Stderr, nil, commands)
+		return 2
+	}
 	if len(args) == 0 {
-		return launchGUI(env, nil)
+		return launchGUI(env, global)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -88,10 +94,34 @@ func run(ctx context.Context, args []string, env *Env) int {
 	case "-v", "--version":
 		args = []string{"version"}
 	}
-	return dispatch(ctx, nil, commands, args, env)
+	return dispatch(ctx, nil, commands, args, env, global)
 }
 
-func dispatch(ctx context.Context, parents []string, list []*command, args []string, env *Env) int {
+// globalFlags takes the flags given before the command ("mcptray --config
+// FILE check"): only --config, which then goes to the command as if given
+// after it. It returns them as command-line arguments and the rest.
+func globalFlags(args []string) (global, rest []string, err error) {
+	for len(args) > 0 {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		if !strings.HasPrefix(args[0], "-") || name != "config" {
+			break
+		}
+		if !hasValue {
+			if len(args) < 2 || args[1] == "" {
+				return nil, nil, errors.New("--config needs a file: mcptray --config FILE [command]")
+			}
+			value, args = args[1], args[1:]
+		}
+		if value == "" {
+			return nil, nil, errors.New("--config needs a file: mcptray --config FILE [command]")
+		}
+		global = append(global, "--config", value)
+		args = args[1:]
+	}
+	return global, args, nil
+}
+
+func dispatch(ctx context.Context, parents []string, list []*command, args []string, env *Env, global []string) int {
 	var c *command
 	for _, cand := range list {
 		if cand.name == args[0] {
@@ -115,7 +145,7 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 			printUsage(w, path, c.children)
 			return code
 		}
-		return dispatch(ctx, path, c.children, args[1:], env)
+		return dispatch(ctx, path, c.children, args[1:], env, global)
 	}
 	fs := flag.NewFlagSet("mcptray "+strings.Join(path, " "), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -141,7 +171,15 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 			fs.SetOutput(io.Discard)
 		}
 	}
-	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+	for i := 0; i < len(global); i += 2 {
+		if fs.Lookup(strings.TrimLeft(global[i], "-")) == nil {
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s given before the command, but this command has no such flag\n\n", strings.Join(path, " "), global[i])
+			printHelp(env.Stderr)
+			return 2
+		}
+	}
+	// Global flags come first, so the command's own (later) win.
+	if err := fs.Parse(interleave(fs, append(slices.Clone(global), args[1:]...))); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(env.Stdout)
 			return 0
@@ -207,8 +245,9 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 func printUsage(w io.Writer, parents []string, list []*command) {
 	if len(parents) == 0 {
 		fmt.Fprintf(w, "mcptray %s: run and check MCP servers on this machine.\n\n", Version)
-		fmt.Fprintln(w, "Usage: mcptray [command] [flags]")
-		fmt.Fprintln(w, "With no command, mcptray starts the desktop app.")
+		fmt.Fprintln(w, "Usage: mcptray [--config FILE] [command] [flags]")
+		fmt.Fprintln(w, "With no command, mcptray starts the desktop app. --config before the command")
+		fmt.Fprintln(w, "is the command's own --config (or the desktop app's, with no command).")
 	} else {
 		fmt.Fprintf(w, "Usage: mcptray %s <command> [flags]\n", strings.Join(parents, " "))
 	}
