@@ -9,7 +9,6 @@ import (
 
 	"mcptray/control"
 	"mcptray/registry"
-	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
 
@@ -73,12 +72,11 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	sup := supervisor.New(cfg.Servers, EngineOptions(cfg))
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
 	srv := control.NewServer(sup, &control.ServerOptions{
-		ConfigPath:    cfg.Path,
-		Version:       Version,
-		Socket:        sock,
-		OnChange:      p.print,
-		ExportOptions: func(ctx context.Context) *clients.Options { return ClientOptions(ctx, env) },
-		Logf:          logf,
+		ConfigPath: cfg.Path,
+		Version:    Version,
+		Socket:     sock,
+		OnChange:   p.print,
+		Logf:       logf,
 	})
 	return func(ctx context.Context) error {
 		defer ln.Close()

@@ -229,17 +229,6 @@ func (c *Client) FollowLog(ctx context.Context, name string, since uint64, fn fu
 	}
 }
 
-// Export renders the daemon's config for an AI client (format snippet, cli
-// or deeplink); names picks servers (default: every valid, enabled one).
-func (c *Client) Export(ctx context.Context, client, format string, names []string) (*ExportResult, error) {
-	q := url.Values{"client": {client}, "format": {format}, "server": names}
-	var res ExportResult
-	if err := c.call(ctx, http.MethodGet, "/v1/export", q, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
 // Run follows the daemon's change stream, keeping the copy Snapshot returns
 // and signalling Changes, until ctx ends. A lost stream (the daemon
 // restarting) is opened again every Retry; the copy is kept meanwhile and

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -269,23 +271,6 @@ func TestRoundTrip(t *testing.T) {
 		}
 	})
 
-	t.Run("export", func(t *testing.T) {
-		os.WriteFile(cfg, []byte("[servers.fs]\ncommand = \"/bin/echo\"\nenv = { TOKEN = \"${env:TOKEN}\", KEY = \"literal-secret-123\" }\n"), 0o600)
-		res, err := c.Export(context.Background(), "claude-desktop", "snippet", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(res.Data, `"mcpServers"`) || !strings.Contains(res.Data, `"/bin/echo"`) || strings.Contains(res.Data, "literal-secret-123") {
-			t.Errorf("snippet:\n%s", res.Data)
-		}
-		if _, err := c.Export(context.Background(), "no-such-client", "", nil); err == nil {
-			t.Error("unknown client accepted")
-		}
-		if _, err := c.Export(context.Background(), "cursor", "", []string{"nope"}); !errors.Is(err, supervisor.ErrUnknownServer) {
-			t.Errorf("unknown server: %v", err)
-		}
-	})
-
 	t.Run("Run streams changes", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -529,5 +514,15 @@ func TestPeerCredentials(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) < 2 || seen[0] != os.Getuid() {
 		t.Errorf("uids seen %v, want ours (%d)", seen, os.Getuid())
+	}
+}
+
+// TestNoExportEndpoint: exports are made by the command line and the app
+// from the config file; the daemon does not serve them.
+func TestNoExportEndpoint(t *testing.T) {
+	rec := httptest.NewRecorder()
+	NewServer(supervisor.New(nil, nil), nil).Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/export?client=cursor", nil))
+	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "no such API endpoint") {
+		t.Errorf("GET /v1/export: %d %s", rec.Code, rec.Body)
 	}
 }

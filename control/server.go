@@ -1,5 +1,5 @@
 // Package control is mcptray's local control API: the daemon serves its
-// engine (snapshots, a stream of changes, commands, stderr logs, exports) as
+// engine (snapshots, a stream of changes, commands, stderr logs) as
 // versioned JSON over HTTP on a Unix socket private to its user, and
 // [Client] talks to it. The client satisfies the same engine interface as
 // the in-process supervisor, so the desktop app and the command line drive a
@@ -15,7 +15,6 @@
 //	POST /v1/reload                        re-read the daemon's servers.toml and apply it
 //	GET  /v1/servers/NAME/log?since=N      stderr lines after N: {"lines":[…],"next":N}
 //	GET  /v1/servers/NAME/log?since=N&follow=1   NDJSON, one line object per line, until closed
-//	GET  /v1/export?client=ID&format=snippet|cli|deeplink[&server=NAME…]
 //
 // Errors are {"error": "…", "code": "…"} with a 4xx or 5xx status.
 package control
@@ -33,7 +32,6 @@ import (
 	"time"
 
 	"mcptray/registry"
-	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
 
@@ -51,14 +49,10 @@ type Engine interface {
 
 // ServerOptions tunes a [Server]. Zero fields mean defaults.
 type ServerOptions struct {
-	// ConfigPath is the servers.toml that /v1/reload re-reads and /v1/export
-	// exports from.
+	// ConfigPath is the servers.toml that /v1/reload re-reads.
 	ConfigPath string
 	// LoadConfig reads the config (default registry.Load).
 	LoadConfig func(path string) (*registry.Config, error)
-	// ExportOptions are the client-config options for /v1/export (default:
-	// this OS, commands resolved on the login shell's PATH).
-	ExportOptions func(ctx context.Context) *clients.Options
 	// Version and Socket are reported by /v1/info.
 	Version string
 	Socket  string
@@ -97,9 +91,6 @@ func NewServer(eng Engine, opts *ServerOptions) *Server {
 	if s.opts.LoadConfig == nil {
 		s.opts.LoadConfig = registry.Load
 	}
-	if s.opts.ExportOptions == nil {
-		s.opts.ExportOptions = defaultExportOptions
-	}
 	if s.opts.StreamInterval <= 0 {
 		s.opts.StreamInterval = 50 * time.Millisecond
 	}
@@ -110,14 +101,6 @@ func NewServer(eng Engine, opts *ServerOptions) *Server {
 		s.opts.ShutdownGrace = 2 * time.Second
 	}
 	return s
-}
-
-func defaultExportOptions(ctx context.Context) *clients.Options {
-	env := supervisor.LoginEnvironment(ctx)
-	return &clients.Options{
-		Resolve:   func(cmd string) (string, error) { return supervisor.ResolveCommand(cmd, env) },
-		LookupEnv: os.LookupEnv,
-	}
 }
 
 // Serve answers requests on ln until ctx ends, then closes ln, ends the
@@ -193,7 +176,6 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /v1/reload", s.reload)
 	mux.HandleFunc("GET /v1/servers/{name}/log", s.log)
-	mux.HandleFunc("GET /v1/export", s.export)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeBadRequest, fmt.Sprintf("no such API endpoint: %s %s (this daemon speaks v1)", r.Method, r.URL.Path))
 	})
@@ -340,69 +322,6 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
-}
-
-func (s *Server) export(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	c, err := clients.Lookup(q.Get("client"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
-		return
-	}
-	if s.opts.ConfigPath == "" {
-		writeError(w, http.StatusConflict, codeConfig, "this daemon has no config file to export from")
-		return
-	}
-	cfg, err := s.opts.LoadConfig(s.opts.ConfigPath)
-	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, codeConfig, err.Error())
-		return
-	}
-	names := q["server"]
-	var servers []*registry.Server
-	for _, srv := range cfg.Servers {
-		named := false
-		for _, n := range names {
-			named = named || n == srv.Name
-		}
-		switch {
-		case len(names) > 0 && !named:
-		case srv.Invalid != nil && named:
-			writeError(w, http.StatusUnprocessableEntity, codeConfig, fmt.Sprintf("servers.%s is invalid: %v", srv.Name, srv.Invalid))
-			return
-		case srv.Invalid != nil, srv.Disabled && !named:
-		default:
-			servers = append(servers, srv)
-		}
-	}
-	for _, n := range names {
-		if cfg.Server(n) == nil {
-			writeError(w, http.StatusNotFound, codeUnknownServer, fmt.Sprintf("%v: %q in %s", supervisor.ErrUnknownServer, n, cfg.Path))
-			return
-		}
-	}
-	if len(servers) == 0 {
-		writeError(w, http.StatusUnprocessableEntity, codeConfig, "no servers to export in "+cfg.Path)
-		return
-	}
-	o := s.opts.ExportOptions(r.Context())
-	var res *clients.Result
-	switch f := q.Get("format"); f {
-	case "", "snippet":
-		res, err = c.Snippet(servers, o)
-	case "cli":
-		res, err = c.CLI(servers, o)
-	case "deeplink":
-		res, err = c.DeepLinks(servers, o)
-	default:
-		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("format must be snippet, cli or deeplink, not %q", f))
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, codeBadRequest, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, ExportResult{Data: string(res.Data), Warnings: res.Warnings, Notes: res.Notes})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

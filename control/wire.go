@@ -194,10 +194,3 @@ type ReloadResult struct {
 	Diagnostics []string `json:"diagnostics,omitempty"`
 	Errors      int      `json:"errors"`
 }
-
-// ExportResult is a client config produced by the daemon from its config.
-type ExportResult struct {
-	Data     string   `json:"data"`
-	Warnings []string `json:"warnings,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
-}
