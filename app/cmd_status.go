@@ -39,16 +39,26 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 				if err != nil {
 					return err
 				}
+				status := c.Status()
 				if *asJSON {
 					out := make([]serverReport, 0, len(states))
 					for _, st := range states {
 						out = append(out, newServerReport(st, true, snap.Time))
 					}
 					writeJSON(env.Stdout, out)
+					// The array is the servers; the daemon's own trouble goes
+					// where a script's reader looks for trouble.
+					for _, l := range engineProblems(status) {
+						fmt.Fprintf(env.Stderr, "mcptray status: %s\n", l)
+					}
 					return nil
 				}
 				info := c.Info()
-				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n\n", info.PID, RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n", info.PID, RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+				for _, l := range engineProblems(status) {
+					fmt.Fprintln(env.Stdout, l)
+				}
+				fmt.Fprintln(env.Stdout)
 				tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tDETAIL")
 				for _, st := range states {
@@ -154,7 +164,7 @@ are kept but not started (exit 1).`,
 				if err != nil {
 					return err
 				}
-				res, err := c.ReloadConfig(ctx)
+				res, err := c.Reload(ctx)
 				if err != nil {
 					return err
 				}
@@ -170,6 +180,20 @@ are kept but not started (exit 1).`,
 			}
 		},
 	})
+}
+
+// engineProblems says, one line each, what is wrong with the engine itself:
+// its config file does not load, or its edits are not followed.
+func engineProblems(st control.Status) []string {
+	var out []string
+	if d := st.ConfigProblem; d != nil {
+		out = append(out, "config does not load: "+d.String(),
+			"  the servers below run as the file last loaded; fix it and save (or run `mcptray reload`)")
+	}
+	if st.WatchProblem != "" {
+		out = append(out, "config edits are not applied as they are saved: "+st.WatchProblem+"; run `mcptray reload` after an edit")
+	}
+	return out
 }
 
 // dialDaemon connects to this user's daemon, or says how to start one.

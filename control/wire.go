@@ -19,6 +19,7 @@ import (
 type wireSnapshot struct {
 	Time    time.Time         `json:"time"`
 	Servers []wireServerState `json:"servers"`
+	Engine  Status            `json:"engine"`
 }
 
 type wireServerState struct {
@@ -80,8 +81,8 @@ type invalidError struct{ msg string }
 
 func (e *invalidError) Error() string { return e.msg }
 
-func toWire(s supervisor.Snapshot) wireSnapshot {
-	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers))}
+func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
+	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers)), Engine: status}
 	for i := range s.Servers {
 		st := &s.Servers[i]
 		ws := wireServerState{
@@ -110,7 +111,7 @@ func toWire(s supervisor.Snapshot) wireSnapshot {
 	return w
 }
 
-func fromWire(w wireSnapshot) supervisor.Snapshot {
+func fromWire(w wireSnapshot) (supervisor.Snapshot, Status) {
 	s := supervisor.Snapshot{Time: w.Time, Servers: make([]supervisor.ServerState, 0, len(w.Servers))}
 	for i := range w.Servers {
 		ws := &w.Servers[i]
@@ -140,7 +141,7 @@ func fromWire(w wireSnapshot) supervisor.Snapshot {
 		}
 		s.Servers = append(s.Servers, st)
 	}
-	return s
+	return s, w.Engine
 }
 
 // Error codes in an error response, so that a client can give back the
@@ -150,12 +151,15 @@ const (
 	codeDisabled      = "disabled"
 	codeBadRequest    = "bad-request"
 	codeConfig        = "config"
+	codeNoConfig      = "no-config"
 	codeInternal      = "internal"
 )
 
 type errorBody struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
+	// Problem is where the config file does not load (code "config").
+	Problem *registry.Diagnostic `json:"problem,omitempty"`
 }
 
 func errorCode(err error) string {
