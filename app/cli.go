@@ -201,7 +201,7 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 		printHelp(env.Stderr)
 		return 2
 	default:
-		fmt.Fprintf(env.Stderr, "mcptray %s: %v\n", strings.Join(path, " "), err)
+		fmt.Fprintf(env.Stderr, "mcptray %s: %s\n", strings.Join(path, " "), Visible(err.Error()))
 		var ce configError
 		if errors.As(err, &ce) {
 			return 2

@@ -221,7 +221,7 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 			diag = string(d.Code)
 			details = append(details, checkDetail(st.Name, rep))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, rep.Status, proto, server, counts, latency, diag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", VisibleCell(st.Name), rep.Status, VisibleCell(proto), VisibleCell(server), counts, latency, VisibleCell(diag))
 	}
 	tw.Flush()
 	if len(details) > 0 {
@@ -230,16 +230,17 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 	}
 }
 
-// checkDetail explains a server's diagnoses under the table.
+// checkDetail explains a server's diagnoses under the table. What the
+// server said is shown with its control characters made visible.
 func checkDetail(name string, rep serverReport) string {
 	var b strings.Builder
 	for _, d := range rep.Diagnostics {
-		fmt.Fprintf(&b, "%s: %s: %s\n", name, d.Code, d.Message)
+		fmt.Fprintf(&b, "%s: %s: %s\n", VisibleLine(name), VisibleLine(string(d.Code)), Visible(d.Message))
 		for _, e := range d.Evidence {
-			fmt.Fprintf(&b, "    %s\n", e)
+			fmt.Fprintf(&b, "    %s\n", VisibleLine(e))
 		}
 		if d.Fix != "" {
-			fmt.Fprintf(&b, "    fix: %s\n", d.Fix)
+			fmt.Fprintf(&b, "    fix: %s\n", Visible(d.Fix))
 		}
 	}
 	if rep.Status != "ready" && len(rep.StderrTail) > 0 {
@@ -249,7 +250,7 @@ func checkDetail(name string, rep serverReport) string {
 			tail = tail[len(tail)-5:]
 		}
 		for _, l := range tail {
-			fmt.Fprintf(&b, "      %s\n", l)
+			fmt.Fprintf(&b, "      %s\n", VisibleLine(l))
 		}
 	}
 	return b.String()

@@ -73,7 +73,7 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 					if d := StateDetail(st); d != string(st.State) {
 						detail = strings.TrimPrefix(strings.TrimPrefix(d, string(st.State)), ", ") + "; " + st.Reason
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.State, pid, up, st.Restarts, detail)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", VisibleCell(st.Name), st.State, pid, up, st.Restarts, VisibleCell(detail))
 				}
 				return tw.Flush()
 			}
@@ -109,11 +109,13 @@ NAME wrote to stderr. -f keeps printing new lines until Ctrl-C.`,
 					lines = lines[len(lines)-*n:]
 				}
 				print := func(l supervisor.LogLine) {
+					// A server's stderr may hold terminal escapes: show them,
+					// do not obey them.
 					if *withTime {
-						fmt.Fprintf(env.Stdout, "%s  %s\n", l.Time.Local().Format("2006-01-02 15:04:05.000"), l.Text)
+						fmt.Fprintf(env.Stdout, "%s  %s\n", l.Time.Local().Format("2006-01-02 15:04:05.000"), VisibleLine(l.Text))
 						return
 					}
-					fmt.Fprintln(env.Stdout, l.Text)
+					fmt.Fprintln(env.Stdout, VisibleLine(l.Text))
 				}
 				for _, l := range lines {
 					print(l)
@@ -169,7 +171,7 @@ are kept but not started (exit 1).`,
 					return err
 				}
 				for _, d := range res.Diagnostics {
-					fmt.Fprintln(env.Stderr, d)
+					fmt.Fprintln(env.Stderr, Visible(d))
 				}
 				fmt.Fprintf(env.Stdout, "reloaded %s: %d servers\n", res.ConfigPath, res.Servers)
 				if res.Errors > 0 {
@@ -187,11 +189,11 @@ are kept but not started (exit 1).`,
 func engineProblems(st control.Status) []string {
 	var out []string
 	if d := st.ConfigProblem; d != nil {
-		out = append(out, "config does not load: "+d.String(),
+		out = append(out, "config does not load: "+VisibleLine(d.String()),
 			"  the servers below run as the file last loaded; fix it and save (or run `mcptray reload`)")
 	}
 	if st.WatchProblem != "" {
-		out = append(out, "config edits are not applied as they are saved: "+st.WatchProblem+"; run `mcptray reload` after an edit")
+		out = append(out, "config edits are not applied as they are saved: "+VisibleLine(st.WatchProblem)+"; run `mcptray reload` after an edit")
 	}
 	return out
 }
@@ -243,7 +245,7 @@ func runCommandVerb(ctx context.Context, env *Env, verb, past string, names []st
 	failed := 0
 	for _, name := range names {
 		if err := c.Command(ctx, name, verb); err != nil {
-			fmt.Fprintf(env.Stderr, "mcptray %s: %v\n", verb, err)
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s\n", verb, Visible(err.Error()))
 			failed++
 			continue
 		}
@@ -254,7 +256,7 @@ func runCommandVerb(ctx context.Context, env *Env, verb, past string, names []st
 		old := before.Server(name)
 		st, err := settle(ctx, c, name, verb, old, timeout)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "mcptray %s: %s: %v\n", verb, name, err)
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s: %s\n", verb, name, Visible(err.Error()))
 			failed++
 			continue
 		}
@@ -262,9 +264,9 @@ func runCommandVerb(ctx context.Context, env *Env, verb, past string, names []st
 		case st.State == supervisor.StateStopped && verb == "stop":
 			fmt.Fprintf(env.Stdout, "%s: stopped\n", name)
 		case st.State == supervisor.StateStopped || !st.State.Alive():
-			fmt.Fprintf(env.Stderr, "mcptray %s: %s is %s: %s\n", verb, name, st.State, st.Reason)
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s is %s: %s\n", verb, name, st.State, VisibleLine(st.Reason))
 			if d := st.Diagnosis; d != nil && d.Fix != "" {
-				fmt.Fprintf(env.Stderr, "  fix: %s\n", d.Fix)
+				fmt.Fprintf(env.Stderr, "  fix: %s\n", Visible(d.Fix))
 			}
 			failed++
 		case verb == "restart" && old.PID > 0 && st.PID > 0:
