@@ -42,6 +42,9 @@ type command struct {
 	flags    func(fs *flag.FlagSet) func(ctx context.Context, env *Env, args []string) error
 	children []*command
 	hidden   bool
+	// command: the arguments after "--" are a command line of their own,
+	// handed to run after a "--" (names -- command args).
+	command bool
 }
 
 var commands []*command
@@ -179,7 +182,7 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 		}
 	}
 	// Global flags come first, so the command's own (later) win.
-	if err := fs.Parse(interleave(fs, append(slices.Clone(global), args[1:]...))); err != nil {
+	if err := fs.Parse(interleave(fs, append(slices.Clone(global), args[1:]...), c.command)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(env.Stdout)
 			return 0
@@ -211,12 +214,16 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 }
 
 // interleave lets flags follow positional arguments ("check demo --json"),
-// which the flag package alone stops at. "--" ends flag parsing.
-func interleave(fs *flag.FlagSet, args []string) []string {
+// which the flag package alone stops at. "--" ends flag parsing; with
+// keepDash it stays among the positional arguments, before what follows it.
+func interleave(fs *flag.FlagSet, args []string, keepDash bool) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			if keepDash {
+				pos = append(pos, a)
+			}
 			pos = append(pos, args[i+1:]...)
 			break
 		}
