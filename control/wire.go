@@ -24,7 +24,7 @@ type wireSnapshot struct {
 
 type wireServerState struct {
 	Name         string                 `json:"name"`
-	Server       *wireServer            `json:"server,omitempty"`
+	Server       *registry.ServerJSON   `json:"server,omitempty"`
 	Transport    registry.Transport     `json:"transport"`
 	State        supervisor.State       `json:"state"`
 	Reason       string                 `json:"reason,omitempty"`
@@ -43,26 +43,6 @@ type wireServerState struct {
 	Era          healthcheck.Era        `json:"era,omitempty"`
 }
 
-// wireServer is a config entry as written (references unexpanded). The
-// socket is private to its user, and the GUI edits these entries, so env and
-// header values travel as written.
-type wireServer struct {
-	Name          string                 `json:"name"`
-	Command       string                 `json:"command,omitempty"`
-	Args          []string               `json:"args,omitempty"`
-	Env           map[string]string      `json:"env,omitempty"`
-	Cwd           string                 `json:"cwd,omitempty"`
-	URL           string                 `json:"url,omitempty"`
-	TransportName registry.Transport     `json:"transport,omitempty"`
-	Headers       map[string]string      `json:"headers,omitempty"`
-	Autostart     bool                   `json:"autostart"`
-	Restart       registry.RestartPolicy `json:"restart,omitempty"`
-	Disabled      bool                   `json:"disabled,omitempty"`
-	Description   string                 `json:"description,omitempty"`
-	Line          int                    `json:"line,omitempty"`
-	Invalid       string                 `json:"invalid,omitempty"`
-}
-
 // wireReport adds the connect latency, which Report keeps out of JSON.
 type wireReport struct {
 	healthcheck.Report
@@ -74,12 +54,6 @@ type wireProbes struct {
 	healthcheck.ProbeStats
 	Recent []time.Duration `json:"recent,omitempty"`
 }
-
-// invalidError is a config entry's problem rebuilt on the client side: the
-// text is all that crosses the socket.
-type invalidError struct{ msg string }
-
-func (e *invalidError) Error() string { return e.msg }
 
 func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
 	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers)), Engine: status}
@@ -93,15 +67,10 @@ func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
 			Probes: wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
 		}
 		if srv := st.Server; srv != nil {
-			ws.Server = &wireServer{
-				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
-				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
-				Description: srv.Description, Line: srv.Line,
-			}
-			if srv.Invalid != nil {
-				ws.Server.Invalid = srv.Invalid.Error()
-			}
+			// The socket is private to its user, and the desktop app edits
+			// these entries: env and header values travel as written.
+			j := srv.JSON(nil)
+			ws.Server = &j
 		}
 		if st.Report != nil {
 			ws.Report = &wireReport{Report: *st.Report, ConnectLatency: st.Report.ConnectLatency}
@@ -123,16 +92,8 @@ func fromWire(w wireSnapshot) (supervisor.Snapshot, Status) {
 			Probes: ws.Probes.ProbeStats,
 		}
 		st.Probes.Recent = ws.Probes.Recent
-		if srv := ws.Server; srv != nil {
-			st.Server = &registry.Server{
-				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
-				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
-				Description: srv.Description, Line: srv.Line,
-			}
-			if srv.Invalid != "" {
-				st.Server.Invalid = &invalidError{srv.Invalid}
-			}
+		if ws.Server != nil {
+			st.Server = ws.Server.Server()
 		}
 		if ws.Report != nil {
 			rep := ws.Report.Report
