@@ -198,13 +198,12 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		if err != nil {
 			return err
 		}
-		var mask func(string) string
-		if !*showSecrets {
-			mask = MaskSecret
-		}
 		entries := []registry.ServerJSON{}
 		for _, s := range cfg.Servers {
-			entries = append(entries, s.JSON(mask))
+			if !*showSecrets {
+				s = s.Redacted()
+			}
+			entries = append(entries, s.JSON())
 		}
 		if *asJSON {
 			writeJSON(env.Stdout, entries)
@@ -240,27 +239,6 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		}
 		return tw.Flush()
 	}
-}
-
-// Masked is what a secret value shows as.
-const Masked = "••••••"
-
-// MaskSecret hides a literal secret but keeps ${env:VAR} references visible
-// ("Bearer ${env:TOKEN}" stays; "Bearer abc123" becomes "Bearer ••••••").
-func MaskSecret(v string) string {
-	if v == "" {
-		return v
-	}
-	if registry.HasEnvRef(v) {
-		rest := registry.ReplaceEnvRefs(v, func(string) string { return "" })
-		if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "Bearer")) == "" {
-			return v
-		}
-	}
-	if scheme, _, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") || strings.EqualFold(scheme, "Token")) {
-		return scheme + " " + Masked
-	}
-	return Masked
 }
 
 func envPrefix(env map[string]string) string {

@@ -69,7 +69,7 @@ func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
 		if srv := st.Server; srv != nil {
 			// The socket is private to its user, and the desktop app edits
 			// these entries: env and header values travel as written.
-			j := srv.JSON(nil)
+			j := srv.JSON()
 			ws.Server = &j
 		}
 		if st.Report != nil {

@@ -1,12 +1,10 @@
 package registry
 
-import "maps"
-
 // ServerJSON is the one JSON shape of a configured server: `config list
 // --json` prints it and the control API carries it. Transport and restart
 // are the effective values (a default left out of the file shows as the
-// default). Secret values are as given to [Server.JSON]: masked for
-// output, as written on the private socket.
+// default). Secret values are as in the Server: take the JSON of
+// [Server.Redacted] for output; the private socket carries them as written.
 type ServerJSON struct {
 	Name        string            `json:"name"`
 	Kind        string            `json:"kind"`      // "stdio" or "remote"
@@ -26,12 +24,11 @@ type ServerJSON struct {
 	Error       string            `json:"error,omitempty"` // why it is not valid
 }
 
-// JSON is s in its JSON shape. mask, when not nil, rewrites each env and
-// header value (to hide secrets).
-func (s *Server) JSON(mask func(string) string) ServerJSON {
+// JSON is s in its JSON shape.
+func (s *Server) JSON() ServerJSON {
 	j := ServerJSON{
 		Name: s.Name, Kind: "stdio", Transport: s.Transport(), Command: s.Command, Args: s.Args,
-		Env: maskAll(s.Env, mask), Cwd: s.Cwd, URL: s.URL, Headers: maskAll(s.Headers, mask),
+		Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers,
 		Autostart: s.Autostart, Restart: s.RestartPolicy(), Disabled: s.Disabled,
 		Description: s.Description, Line: s.Line, Valid: s.Valid(),
 	}
@@ -69,14 +66,3 @@ func (j *ServerJSON) Server() *Server {
 type textError struct{ msg string }
 
 func (e *textError) Error() string { return e.msg }
-
-func maskAll(m map[string]string, mask func(string) string) map[string]string {
-	if m == nil || mask == nil {
-		return m
-	}
-	out := maps.Clone(m)
-	for k, v := range out {
-		out[k] = mask(v)
-	}
-	return out
-}
