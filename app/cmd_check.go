@@ -40,7 +40,7 @@ repeat; values may be ${env:VAR} references. The [settings] of --config
 apply when it is given.
 
 --json prints an array with one object per server: name, transport, status,
-era, protocolVersion, serverInfo, capabilities, instructions, tools,
+era, eraSource, protocolVersion, serverInfo, capabilities, instructions, tools,
 resources, resourceTemplates, prompts, latencyMs {connect, probe},
 diagnostics [{code, message, evidence, fix}] and stderrTail. Env and header
 values never appear in the output.`,

@@ -69,7 +69,6 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		return nil, err
 	}
 	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: EngineOptions(cfg), Logf: logf})
-	sup := eng.Supervisor()
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
 	srv := control.NewServer(eng, &control.ServerOptions{
 		Version:  Version,
@@ -81,7 +80,7 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		defer ln.Close()
 		logf("%s, pid %d, %d servers from %s, listening on %s", Version, os.Getpid(), len(cfg.Servers), cfg.Path, sock)
 		// Servers about to start need no line of their own.
-		first := sup.Snapshot()
+		first := eng.Snapshot()
 		for _, st := range first.Servers {
 			if st.State == supervisor.StateStopped && st.Reason == supervisor.ReasonNotStarted {
 				p.last[st.Name] = st

@@ -60,7 +60,6 @@ func shortDir(t *testing.T) string {
 }
 
 type daemon struct {
-	sup    *supervisor.Supervisor
 	ln     *Listener
 	client *Client
 	sock   string
@@ -83,7 +82,6 @@ func startDaemon(t *testing.T, cfgPath string, servers ...*registry.Server) *dae
 		},
 		NoWatch: true,
 	})
-	sup := eng.Supervisor()
 	srv := NewServer(eng, &ServerOptions{Socket: sock, Version: "test"})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -108,7 +106,7 @@ func startDaemon(t *testing.T, cfgPath string, servers ...*registry.Server) *dae
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &daemon{sup: sup, ln: ln, client: c, sock: sock, stop: stop}
+	return &daemon{ln: ln, client: c, sock: sock, stop: stop}
 }
 
 // waitFor polls the daemon through the client until cond holds.

@@ -63,9 +63,6 @@ func NewLocal(cfg *registry.Config, opts *LocalOptions) *Local {
 	return l
 }
 
-// Supervisor is the supervisor the engine runs.
-func (l *Local) Supervisor() *supervisor.Supervisor { return l.sup }
-
 // Run runs the servers and follows the config file until ctx ends, then
 // stops every server and returns once nothing it started is left.
 func (l *Local) Run(ctx context.Context) error {
