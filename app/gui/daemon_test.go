@@ -219,3 +219,24 @@ func TestConfigProblemBanner(t *testing.T) {
 		t.Errorf("banner after the fix: %q", c.main.warning.Text)
 	}
 }
+
+// TestConfigProblemThroughDaemon: the daemon's config problem reaches the
+// window's banner through the change stream.
+func TestConfigProblemThroughDaemon(t *testing.T) {
+	eng := newFakeEngine(sampleSnapshot())
+	eng.status = control.Status{ConfigPath: "/home/me/servers.toml", ConfigProblem: &registry.Diagnostic{
+		Severity: registry.SeverityError, File: "/home/me/servers.toml", Line: 4, Col: 2, Message: "expected a key"}}
+	c := newTestController(t, serveEngine(t, eng), "")
+	deadline := time.After(10 * time.Second)
+	for c.eng.Status().ConfigProblem == nil {
+		select {
+		case <-c.eng.Changes():
+		case <-deadline:
+			t.Fatal("the problem never arrived")
+		}
+	}
+	c.apply(c.eng.Snapshot())
+	if want := "/home/me/servers.toml:4:2: expected a key"; !c.main.warning.Visible() || !strings.Contains(c.main.warning.Text, want) {
+		t.Errorf("banner: visible=%v %q, want %q", c.main.warning.Visible(), c.main.warning.Text, want)
+	}
+}
