@@ -504,3 +504,21 @@ func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
 	}
 }
+
+// TestServerTextShownVisibly: a server's name, instructions and stderr show
+// their control characters as escapes in the window.
+func TestServerTextShownVisibly(t *testing.T) {
+	snap := sampleSnapshot()
+	rep := *snap.Servers[0].Report
+	rep.ServerInfo.Name = "evil\x1b]52;c;ZXZpbA==\x07"
+	rep.Instructions = "clear\x1b[2J"
+	snap.Servers[0].Report = &rep
+	c := newTestController(t, newFakeEngine(snap), "")
+	c.apply(snap)
+	if got := c.main.fields["Server"].Text; !strings.HasPrefix(got, `evil\x1b]52;c;ZXZpbA==\x07 `) {
+		t.Errorf("server field %q", got)
+	}
+	if got := c.main.instructions.Text; got != `clear\x1b[2J` {
+		t.Errorf("instructions %q", got)
+	}
+}

@@ -58,7 +58,7 @@ func newLogView(eng control.Engine, window func() fyne.Window) *logView {
 		func(id widget.ListItemID, o fyne.CanvasObject) {
 			if id < len(v.shown) {
 				ln := v.lines[v.shown[id]]
-				o.(*widget.Label).SetText(ln.Time.Format("15:04:05.000") + "  " + ln.Text)
+				o.(*widget.Label).SetText(ln.Time.Format("15:04:05.000") + "  " + app.VisibleLine(ln.Text))
 			}
 		})
 	v.list.OnSelected = func(id widget.ListItemID) {
