@@ -133,7 +133,14 @@ func (w *fileWatch) arm() error {
 		}
 		p = filepath.Clean(target)
 	}
-	// Folders on the way may be links too: watch the real folder as well.
+	// Folders on the way may be links too (~/.config/mcptray pointing into
+	// a dotfiles checkout): watch where each link is, to see it pointed
+	// elsewhere, and the real folder.
+	for dir := filepath.Dir(w.path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			add(dir)
+		}
+	}
 	if real, err := filepath.EvalSymlinks(w.path); err == nil && real != p {
 		add(real)
 	}

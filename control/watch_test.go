@@ -193,3 +193,28 @@ func TestConfigProblemInStatus(t *testing.T) {
 	replace(t, path, entry("a")+entry("b"))
 	waitEngine(t, l, "the fix", func() bool { return l.Status().ConfigProblem == nil && hasServers(l, "a", "b")() })
 }
+
+// TestFollowSymlinkedFolder: the config's folder is a link into a dotfiles
+// checkout; the link pointed at another checkout is followed.
+func TestFollowSymlinkedFolder(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"one", "two", "config"} {
+		os.Mkdir(filepath.Join(root, d), 0o700)
+	}
+	write(t, filepath.Join(root, "one", "servers.toml"), entry("a"))
+	write(t, filepath.Join(root, "two", "servers.toml"), entry("b"))
+	link := filepath.Join(root, "config", "mcptray")
+	os.Symlink(filepath.Join(root, "one"), link)
+	l := followed(t, filepath.Join(link, "servers.toml"))
+
+	appendTo(t, filepath.Join(root, "one", "servers.toml"), entry("c"))
+	waitEngine(t, l, "an edit through the folder link", hasServers(l, "a", "c"))
+	tmp := filepath.Join(root, "config", ".new")
+	os.Symlink(filepath.Join(root, "two"), tmp)
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	waitEngine(t, l, "the folder link pointed elsewhere", hasServers(l, "b"))
+	appendTo(t, filepath.Join(root, "two", "servers.toml"), entry("d"))
+	waitEngine(t, l, "an edit in the new folder", hasServers(l, "b", "d"))
+}
