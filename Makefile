@@ -8,8 +8,9 @@ GUIBIN     := bin/mcptray-gui
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
+export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
 
-.PHONY: run build test lint bench fuzz package deps-build deps-test deps-npm clean
+.PHONY: run build test lint bench fuzz package deps-build deps-test deps-npm deps-tools clean
 
 run: deps-build build
 	./$(BIN)
@@ -21,7 +22,7 @@ build: deps-build
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(GUIBIN) ./cmd/mcptray-gui
 
-test: deps-test deps-npm
+test: deps-test deps-npm deps-tools
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@echo "== go vet"; $(GO) vet ./...
@@ -71,5 +72,8 @@ deps-test:
 deps-npm:
 	@./packaging/ensure-deps.sh npm
 
+deps-tools:
+	@./packaging/ensure-deps.sh tools
+
 clean:
-	rm -rf bin .testservers mcptray.tar.xz mcptray.app mcptray.exe
+	rm -rf bin .testservers .testtools mcptray.tar.xz mcptray.app mcptray.exe

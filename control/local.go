@@ -217,7 +217,10 @@ func loadProblem(path string, err error) registry.Diagnostic {
 	}
 	d := registry.Diagnostic{Severity: registry.SeverityError, File: path, Message: err.Error()}
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.Message = "the file is not there (deleted, or its folder moved away)"
+	case errors.As(err, &pe):
 		d.Message = fmt.Sprintf("cannot %s it: %v", pe.Op, pe.Err)
 	}
 	return d

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"mcptray/registry"
 )
 
 // watchFile calls changed once it watches the file at path (the file may
@@ -129,7 +131,12 @@ func (w *fileWatch) arm() error {
 			break
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
+			// Relative to the link's real folder, as the kernel reads it.
+			dir := filepath.Dir(p)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			target = filepath.Join(dir, target)
 		}
 		p = filepath.Clean(target)
 	}
@@ -141,7 +148,8 @@ func (w *fileWatch) arm() error {
 			add(dir)
 		}
 	}
-	if real, err := filepath.EvalSymlinks(w.path); err == nil && real != p {
+	// The file that is read in the end (registry writes the same one).
+	if real, err := registry.ResolveLinks(w.path); err == nil && real != p {
 		add(real)
 	}
 	w.names = names

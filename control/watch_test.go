@@ -153,7 +153,7 @@ func TestFollowFolderRecreated(t *testing.T) {
 	}
 	waitEngine(t, l, "the missing file reported", func() bool {
 		p := l.Status().ConfigProblem
-		return p != nil && p.File == path && strings.Contains(p.Message, "no such file")
+		return p != nil && p.File == path && strings.Contains(p.Message, "not there")
 	})
 	if !slices.Equal(serverNames(l), []string{"a"}) {
 		t.Errorf("servers changed with the file gone: %v", serverNames(l))

@@ -3,13 +3,14 @@
 #   ensure-deps.sh build   Debian packages Fyne needs to compile (cgo, X11, GL)
 #   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
+#   ensure-deps.sh tools   the MCP conformance suite and Node 22 into .testtools/
 # Debian packages are installed with apt-get when running as root or with
 # password-less sudo; otherwise the exact command is printed and it stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils)
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring)
 
 apt_install() {
   local missing=()
@@ -38,8 +39,8 @@ apt_install() {
 }
 
 npm_install() {
-  local dir=.testservers
-  if [ -f "$dir/package.json" ] && cmp -s testdata/npm/package.json "$dir/package.json" && [ -d "$dir/node_modules" ]; then
+  local dir=${1:-.testservers} pkg=${2:-testdata/npm/package.json}
+  if [ -f "$dir/package.json" ] && cmp -s "$pkg" "$dir/package.json" && [ -d "$dir/node_modules" ]; then
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
@@ -47,14 +48,15 @@ npm_install() {
     return 0
   fi
   mkdir -p "$dir"
-  cp testdata/npm/package.json "$dir/package.json"
-  echo "mcptray: installing test MCP servers from npm into $dir/" >&2
+  cp "$pkg" "$dir/package.json"
+  echo "mcptray: installing the npm packages of $pkg into $dir/" >&2
   (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
 case "${1:-build}" in
   build) apt_install "${build_pkgs[@]}" ;;
   test) apt_install "${build_pkgs[@]}" "${test_pkgs[@]}" ;;
-  npm) npm_install ;;
-  *) echo "usage: $0 build|test|npm" >&2; exit 2 ;;
+  npm) npm_install .testservers testdata/npm/package.json ;;
+  tools) npm_install .testtools testdata/npm-tools/package.json ;;
+  *) echo "usage: $0 build|test|npm|tools" >&2; exit 2 ;;
 esac
