@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -140,7 +141,9 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 
 // writeJSONLine writes v as one line of JSON.
 func writeJSONLine(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Write(escapeJSONControls(b.Bytes()))
 }

@@ -34,9 +34,6 @@ restart = "never"
 `, exe)
 }
 
-// raw reports the control bytes of a terminal escape in human output.
-func raw(out string) bool { return strings.ContainsAny(out, "\x1b\x07\u009b") }
-
 // TestEscapesAreShownNotObeyed: what servers send reaches the terminal with
 // its escapes made visible in check, status, up and logs, and as it was in
 // --json.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -98,4 +99,28 @@ func isHiddenControl(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// escapeJSONControls escapes in encoded JSON what encoding/json leaves raw
+// but a terminal may obey: DEL and the C1 controls (U+0080 to U+009F, in
+// UTF-8 0xC2 0x80 to 0xC2 0x9F). Both occur only inside strings, where
+// \u00XX means the same character.
+func escapeJSONControls(data []byte) []byte {
+	if !bytes.ContainsFunc(data, func(r rune) bool { return r == 0x7f || r >= 0x80 && r <= 0x9f }) {
+		return data
+	}
+	var b bytes.Buffer
+	b.Grow(len(data) + 16)
+	for i := 0; i < len(data); i++ {
+		switch {
+		case data[i] == 0x7f:
+			b.WriteString(`\u007f`)
+		case data[i] == 0xc2 && i+1 < len(data) && data[i+1] >= 0x80 && data[i+1] <= 0x9f:
+			fmt.Fprintf(&b, `\u%04x`, rune(data[i+1]))
+			i++
+		default:
+			b.WriteByte(data[i])
+		}
+	}
+	return b.Bytes()
 }

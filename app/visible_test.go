@@ -1,6 +1,11 @@
 package app
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 func TestVisible(t *testing.T) {
 	for in, want := range map[string]string{
@@ -26,3 +31,22 @@ func TestVisible(t *testing.T) {
 		t.Errorf("VisibleCell = %q", got)
 	}
 }
+
+// TestJSONOutputEscapesControls: --json keeps a server's text, escaped,
+// including what encoding/json alone leaves raw (DEL, C1 such as CSI).
+func TestJSONOutputEscapesControls(t *testing.T) {
+	in := "esc\x1b[2J del\x7f csi\u009b31m é 日本"
+	var b bytes.Buffer
+	writeJSON(&b, map[string]string{"s": in})
+	out := b.String()
+	if raw(out) || bytes.ContainsAny(b.Bytes(), "\x7f") {
+		t.Errorf("raw controls in %q", out)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back["s"] != in {
+		t.Errorf("round trip: %q, %v", back["s"], err)
+	}
+}
+
+// raw reports the control bytes of a terminal escape in output.
+func raw(out string) bool { return strings.ContainsAny(out, "\x1b\x07\u009b") }
