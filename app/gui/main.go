@@ -84,7 +84,11 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(assets.AppIcon)
 	// The app edits the file its engine runs (a daemon's may differ).
-	c := newController(a, eng, eng.Status().ConfigPath, env)
+	cfgPath := eng.Status().ConfigPath
+	if cfgPath == "" {
+		cfgPath = cfg.Path
+	}
+	c := newController(a, eng, cfgPath, env)
 
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
