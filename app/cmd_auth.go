@@ -133,32 +133,20 @@ func authLoginFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err != nil {
 			return err
 		}
-		st, err := openSecrets(env)
-		if err != nil {
-			return err
-		}
 		ctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
 		fmt.Fprintf(env.Stderr, "Signing in to %s (%s)…\n", srv.Name, safeURLText(srv.URL))
-		cred, err := healthcheck.Login(ctx, &healthcheck.LoginOptions{
-			Server:            srv,
+		cred, where, err := SignIn(ctx, env, srv, &SignInOptions{
 			ClientID:          *clientID,
 			ClientSecretEnv:   *secretEnv,
-			Lookup:            env.LookupEnv,
 			ClientMetadataURL: *metaURL,
 			Scopes:            strings.Fields(*scope),
-			ClientName:        "mcptray",
-			ClientVersion:     Version,
-			OpenBrowser: func(authURL string) error {
+			OnBrowser: func(authURL string) {
 				fmt.Fprintf(env.Stderr, "Opening your browser. If it does not open, visit:\n  %s\n", authURL)
-				return openBrowser(env, authURL)
 			},
 		})
 		if err != nil {
 			return err
-		}
-		if err := SaveCredential(st, cred); err != nil {
-			return fmt.Errorf("signed in, but the tokens could not be kept: %w", err)
 		}
 		s := cred.Status()
 		fmt.Fprintf(env.Stdout, "Signed in to %s: client %s (%s registration)", srv.Name, s.ClientID, s.Registration)
@@ -168,9 +156,53 @@ func authLoginFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if s.HasRefreshToken {
 			fmt.Fprint(env.Stdout, ", refreshed by itself")
 		}
-		fmt.Fprintf(env.Stdout, ". Kept in %s.\n", st.Where())
+		fmt.Fprintf(env.Stdout, ". Kept in %s.\n", where)
 		return nil
 	}
+}
+
+// SignInOptions tunes [SignIn].
+type SignInOptions struct {
+	ClientID, ClientSecretEnv, ClientMetadataURL string
+	Scopes                                       []string
+	// OnBrowser is told the authorization URL as the browser opens on it.
+	OnBrowser func(authURL string)
+}
+
+// SignIn runs the sign-in flow for srv (references resolved) in the
+// browser and keeps the credential in the secret store, whose place it
+// returns. The command line and the desktop app's Sign in both use it.
+func SignIn(ctx context.Context, env *Env, srv *registry.Server, o *SignInOptions) (*healthcheck.Credential, string, error) {
+	if o == nil {
+		o = &SignInOptions{}
+	}
+	st, err := openSecrets(env)
+	if err != nil {
+		return nil, "", err
+	}
+	cred, err := healthcheck.Login(ctx, &healthcheck.LoginOptions{
+		Server:            srv,
+		ClientID:          o.ClientID,
+		ClientSecretEnv:   o.ClientSecretEnv,
+		Lookup:            env.LookupEnv,
+		ClientMetadataURL: o.ClientMetadataURL,
+		Scopes:            o.Scopes,
+		ClientName:        "mcptray",
+		ClientVersion:     Version,
+		OpenBrowser: func(authURL string) error {
+			if o.OnBrowser != nil {
+				o.OnBrowser(authURL)
+			}
+			return openBrowser(env, authURL)
+		},
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if err := SaveCredential(st, cred); err != nil {
+		return nil, "", fmt.Errorf("signed in, but the tokens could not be kept: %w", err)
+	}
+	return cred, st.Where(), nil
 }
 
 func authLogoutFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
