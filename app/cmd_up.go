@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -124,11 +125,11 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 			writeJSONLine(p.w, l)
 			continue
 		}
-		reason := st.Reason
+		reason := VisibleLine(st.Reason)
 		if len(warns) > 0 {
 			reason += " (warning: " + strings.Join(warns, ", ") + ")"
 		}
-		fmt.Fprintf(p.w, "%s  %-*s  %-13s  %s\n", t.Local().Format("15:04:05"), p.width, st.Name, st.State, reason)
+		fmt.Fprintf(p.w, "%s  %-*s  %-13s  %s\n", t.Local().Format("15:04:05"), p.width, VisibleLine(st.Name), st.State, reason)
 		// A server that will not come back on its own gets its evidence and
 		// the fix, so the person knows what to do.
 		if d := st.Diagnosis; d != nil && (st.State == supervisor.StateFailed || st.State == supervisor.StateCrashLooping) {
@@ -138,10 +139,10 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 				ev = ev[len(ev)-5:]
 			}
 			for _, e := range ev {
-				fmt.Fprintf(p.w, "%s%s\n", indent, e)
+				fmt.Fprintf(p.w, "%s%s\n", indent, VisibleLine(e))
 			}
 			if d.Fix != "" {
-				fmt.Fprintf(p.w, "%sfix: %s\n", indent, d.Fix)
+				fmt.Fprintf(p.w, "%sfix: %s\n", indent, Visible(d.Fix))
 			}
 		}
 	}
@@ -149,7 +150,9 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 
 // writeJSONLine writes v as one line of JSON.
 func writeJSONLine(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Write(escapeJSONControls(b.Bytes()))
 }

@@ -71,23 +71,26 @@ func (l *transitionLog) since(from uint64) ([]Transition, uint64) {
 	return append([]Transition(nil), l.list[i:]...), l.seq + 1
 }
 
-// broadcast wakes any number of watchers: Wait returns a channel closed at
+// Broadcast wakes any number of watchers: Wait returns a channel closed at
 // the next Signal. A watcher that takes the channel before reading the
-// state never misses a change.
-type broadcast struct {
+// state never misses a change. Signal never blocks.
+type Broadcast struct {
 	mu sync.Mutex // guards ch; a leaf lock
 	ch chan struct{}
 }
 
-func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
+// NewBroadcast returns a broadcast with no signal pending.
+func NewBroadcast() *Broadcast { return &Broadcast{ch: make(chan struct{})} }
 
-func (b *broadcast) Wait() <-chan struct{} {
+// Wait returns the channel the next Signal closes.
+func (b *Broadcast) Wait() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.ch
 }
 
-func (b *broadcast) Signal() {
+// Signal wakes every watcher.
+func (b *Broadcast) Signal() {
 	b.mu.Lock()
 	close(b.ch)
 	b.ch = make(chan struct{})

@@ -30,18 +30,13 @@ type Session interface {
 	Close() error
 }
 
-// Clock is the time source, injectable so that backoff and crash-loop logic
-// can be tested without waiting.
-type Clock interface {
-	Now() time.Time
-	NewTimer(d time.Duration) Timer
-}
+// Clock is the time source, injectable so that backoff, crash-loop and
+// timeout logic can be tested without waiting. It is the health check's
+// clock type: one clock can drive both.
+type Clock = healthcheck.Clock
 
 // Timer is a [time.Timer] behind an interface.
-type Timer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
+type Timer = healthcheck.Timer
 
 type realClock struct{}
 

@@ -22,7 +22,7 @@ var (
 type Supervisor struct {
 	opts        Options
 	changes     chan struct{}
-	changed     *broadcast
+	changed     *Broadcast
 	transitions transitionLog
 
 	// mu guards the fields below.
@@ -43,7 +43,7 @@ type Supervisor struct {
 // New creates a supervisor for servers (in file order). Nothing runs until
 // Run is called. opts may be nil.
 func New(servers []*registry.Server, opts *Options) *Supervisor {
-	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1), changed: newBroadcast()}
+	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1), changed: NewBroadcast()}
 	for _, srv := range servers {
 		s.units = append(s.units, newUnit(s, srv))
 	}

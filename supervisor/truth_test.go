@@ -22,7 +22,7 @@ import (
 type realChecker struct{ clock Clock }
 
 func (c realChecker) Connect(ctx context.Context, t healthcheck.Target) (Session, error) {
-	s, err := healthcheck.Connect(ctx, t, &healthcheck.Options{Now: c.clock.Now})
+	s, err := healthcheck.Connect(ctx, t, &healthcheck.Options{Clock: c.clock})
 	if err != nil {
 		return nil, err
 	}
