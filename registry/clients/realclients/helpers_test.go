@@ -83,7 +83,7 @@ func readProbe(t *testing.T, file string) map[string]*string {
 // tests run is not installed.
 func need(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...) + "; `make test` (or ./packaging/ensure-deps.sh npm clients) installs it"
+	msg := fmt.Sprintf(format, args...) + "; `make test` (or ./packaging/ensure-deps.sh npm; ./packaging/ensure-deps.sh clients) installs it"
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
