@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"mcptray/registry"
@@ -20,8 +21,11 @@ func init() {
 		help: `Reads the file of --client (or --path) and adds its servers to servers.toml.
 Names are kept (characters servers.toml does not allow become '-'); a name
 servers.toml already has is reported and skipped unless --replace. The
-client's secret syntax becomes ${env:VAR}; a literal secret is kept, with a
-warning; fields mcptray does not model are reported. An mcp-remote bridge
+client's secret syntax becomes ${env:VAR} (${VAR:-default} becomes
+${env:VAR:-default}), and so do mcptray's own <VAR> placeholders; a literal
+secret is kept, with a warning; fields mcptray does not model are reported.
+The diff masks the secrets of every server, the ones already in
+servers.toml included. An mcp-remote bridge
 entry becomes the remote server it reaches. servers.toml is saved atomically
 and the previous version kept as servers.toml.bak.
 
@@ -79,6 +83,12 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err != nil {
 			return err
 		}
+		// Every server's secrets, the ones replaced and the neighbours'
+		// included, are masked in the diff.
+		var secrets []string
+		for _, s := range append(slices.Clone(cfg.Servers), im.Servers...) {
+			secrets = append(secrets, s.Secrets()...)
+		}
 		var added, replaced, skipped []string
 		for _, s := range im.Servers {
 			if i := indexServer(cfg, s.Name); i >= 0 {
@@ -96,7 +106,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		}
 		next := registry.Encode(cfg)
 		if d := clients.UnifiedDiff(cfg.Path, cfg.Path, old, next); d != "" && len(added)+len(replaced) > 0 {
-			fmt.Fprint(env.Stdout, maskDiff(d, im.Servers))
+			fmt.Fprint(env.Stdout, registry.MaskSecrets(d, secrets))
 		}
 		summary := fmt.Sprintf("%d found in %s: %d added, %d replaced, %d skipped", len(im.Servers), file, len(added), len(replaced), len(skipped))
 		switch {
@@ -125,20 +135,4 @@ func indexServer(cfg *registry.Config, name string) int {
 		}
 	}
 	return -1
-}
-
-// maskDiff hides the literal secrets of imported servers in a diff.
-func maskDiff(d string, servers []*registry.Server) string {
-	for _, s := range servers {
-		for _, m := range []map[string]string{s.Env, s.Headers} {
-			for _, v := range m {
-				if len(v) >= 3 {
-					if masked := MaskSecret(v); masked != v {
-						d = strings.ReplaceAll(d, v, masked)
-					}
-				}
-			}
-		}
-	}
-	return d
 }

@@ -7,9 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -40,8 +37,9 @@ type Change struct {
 // Changed reports whether the file changes.
 func (ch *Change) Changed() bool { return !bytes.Equal(ch.Old, ch.New) }
 
-// Diff is a unified diff from the old file to the new one, with literal
-// secrets masked unless secrets were revealed.
+// Diff is a unified diff from the old file to the new one. Every secret
+// either file holds (env and header values, credentials in URLs, of every
+// entry, not only the ones written) is masked unless secrets were revealed.
 func (ch *Change) Diff() string {
 	a, b := ch.Path, ch.Path
 	if !ch.Existed {
@@ -51,20 +49,7 @@ func (ch *Change) Diff() string {
 	if ch.reveal {
 		return d
 	}
-	secrets := slices.Clone(ch.secrets)
-	// Longest first, so that a secret holding another is masked whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, s := range secrets {
-		if len(s) < 3 {
-			continue
-		}
-		m := maskSecret(s)
-		d = strings.ReplaceAll(d, s, m)
-		if q := strings.Trim(jsonString(s), `"`); q != s {
-			d = strings.ReplaceAll(d, q, m)
-		}
-	}
-	return d
+	return registry.MaskSecrets(d, ch.secrets)
 }
 
 // managedKeys are the entry keys mcptray writes for this client; on update,
@@ -103,11 +88,20 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]
 	}
-	bs, b, err := c.build(servers, o, false)
+	if err := c.checkReadable(file, src); err != nil {
+		return nil, err
+	}
+	existing := map[string]*registry.Server{}
+	if im, err := c.Import(file, src, o); err == nil {
+		for _, s := range im.Servers {
+			existing[s.Name] = s
+		}
+	}
+	bs, b, err := c.buildWith(servers, o, false, existing)
 	if err != nil {
 		return nil, err
 	}
-	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, secrets: b.secrets, reveal: o.RevealSecrets}
+	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, reveal: o.RevealSecrets}
 	cur := c.startContent(src)
 	key := c.keyPath(o)
 	managed := c.managedKeys()
@@ -159,6 +153,7 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 		cur = src
 	}
 	ch.New = cur
+	ch.secrets = append(append(b.secrets, c.fileSecrets(file, src, o)...), c.fileSecrets(file, cur, o)...)
 	ch.Warnings, ch.Notes = b.warnings, b.notes
 	if c.Unverified != "" {
 		ch.Notes = append(ch.Notes, "unverified: "+c.Unverified+".")
@@ -187,7 +182,10 @@ func (c *Client) Remove(file string, src []byte, names []string, opts *Options) 
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]
 	}
-	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, New: src, reveal: true}
+	if err := c.checkReadable(file, src); err != nil {
+		return nil, err
+	}
+	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, New: src, secrets: c.fileSecrets(file, src, o)}
 	if len(bytes.TrimSpace(src)) == 0 {
 		ch.Unchanged = names
 		return ch, nil
