@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -176,6 +178,7 @@ func newAuthProxy(t *testing.T, target, want string) *authProxy {
 	p := &authProxy{want: want, seen: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a client hanging up on a stream is no error
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("Authorization")
 		p.mu.Lock()

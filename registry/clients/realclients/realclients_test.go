@@ -587,13 +587,19 @@ var placeholder = regexp.MustCompile(`^<[A-Za-z_][A-Za-z0-9_]*>$`)
 
 // compare reports every field of got that differs from want. Two things a
 // client cannot hold are accepted when mcptray's warnings name the server:
-// a literal value left out of a printed command (it is a secret), and, in
+// a literal value left out of a printed command (it is a secret; a clearly
+// invalid placeholder stands in, with a warning naming it), and, in
 // Codex (which neither expands references nor renames variables, and whose
-// `mcp add` cannot set env_vars), an env reference. A mask or a placeholder
-// where a value goes is never accepted.
+// `mcp add` cannot set env_vars), an env reference. A mask is never
+// accepted, nor a placeholder for a reference.
 func compare(t *testing.T, c *client, name string, want, got entry, warnings string) {
 	t.Helper()
 	warned := strings.Contains(warnings, "servers."+name)
+	// A literal may be left out of a printed command as a placeholder, with
+	// a warning naming it.
+	literalWarned := func(k string) bool {
+		return warned && strings.Contains(warnings, k) && !refPattern.MatchString(want.env[k])
+	}
 	var diffs []string
 	check := func(field string, w, g any) {
 		if fmt.Sprint(w) != fmt.Sprint(g) {
@@ -617,7 +623,7 @@ func compare(t *testing.T, c *client, name string, want, got entry, warnings str
 		switch {
 		case strings.Contains(g, "•"):
 			diffs = append(diffs, fmt.Sprintf("env.%s = %q: the mask, not a value", k, g))
-		case placeholder.MatchString(g):
+		case placeholder.MatchString(g) && !(ok && literalWarned(k)):
 			diffs = append(diffs, fmt.Sprintf("env.%s = %q: a placeholder in the client's live config", k, g))
 		case !ok && !(c.id == "codex" && warned && slices.Contains(want.envVars, k)):
 			diffs = append(diffs, fmt.Sprintf("env.%s is set, want it absent", k))
@@ -632,7 +638,7 @@ func compare(t *testing.T, c *client, name string, want, got entry, warnings str
 			diffs = append(diffs, fmt.Sprintf("env.%s: Codex cannot rename a variable, and no warning names servers.%s", k, name))
 		case !ok:
 			diffs = append(diffs, fmt.Sprintf("env.%s is missing", k))
-		case g != w && !(warned && strings.Contains(warnings, k) && !refPattern.MatchString(w)):
+		case g != w && !literalWarned(k):
 			diffs = append(diffs, fmt.Sprintf("env.%s = %q, want %q", k, maskValues(map[string]string{k: g})[k], w))
 		}
 	}
@@ -733,6 +739,9 @@ func testExportCLI(t *testing.T, f *fixture, c *client) {
 		t.Errorf("the printed commands hold the mask %s where a value goes: a person running them stores the bullets", mask)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if c.id == "gemini" && !strings.Contains(warnings, "mcptray install --client gemini") {
+		t.Errorf("no warning that `gemini mcp add` writes resolved references into settings.json (prefer mcptray install)")
+	}
 	if len(lines) != len(h.servers) {
 		t.Errorf("%d lines for %d servers", len(lines), len(h.servers))
 	}
@@ -860,7 +869,18 @@ func testClientAddsImport(t *testing.T, f *fixture, c *client) {
 		t.Logf("%s as %s wrote it:\n%s", file, c.id, readFile(t, file))
 	}
 
-	// Install twice, uninstall: the client's own file comes back byte for byte.
+	if c.id == "gemini" {
+		// One more `gemini mcp add`, with the variables set as in a
+		// person's shell: Gemini writes the whole file back with the
+		// references it resolved (why mcptray warns against its add lines).
+		h.client("mcp", "add", "--scope", "user", "own-late", f.mcptray, "serve-demo")
+		if !strings.Contains(string(readFile(t, file)), f.key) {
+			t.Errorf("gemini mcp add no longer writes resolved references into settings.json: the warning of `mcptray export --client gemini --format cli` may be obsolete")
+		}
+	}
+
+	// Install twice, uninstall: the client's own file comes back byte for
+	// byte (it holds literal secrets now, which no diff may show).
 	before := readFile(t, file)
 	h.mcptray("install", "--client", c.id, "--config", h.cfg)
 	once := readFile(t, file)
