@@ -344,7 +344,25 @@ type appServer struct {
 	waiting map[int]chan rpcReply
 	notes   []string
 	done    chan struct{}
-	stderr  bytes.Buffer
+	stderr  lockedBuffer
+}
+
+// lockedBuffer is a buffer a process writes while the test may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type rpcReply struct {
@@ -446,6 +464,9 @@ func (a *appServer) call(ctx context.Context, method string, params any) (json.R
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	}
 }
+
+// Stderr is what codex app-server wrote on stderr so far.
+func (a *appServer) Stderr() string { return a.stderr.String() }
 
 // Notes are the notifications received so far.
 func (a *appServer) Notes() []string {
