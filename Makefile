@@ -8,9 +8,10 @@ GUIBIN     := bin/mcptray-gui
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
+export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
 export MCPTRAY_TEST_CLIENTS := $(CURDIR)/.testclients/node_modules
 
-.PHONY: run build test test-clients lint bench fuzz package deps-build deps-test deps-npm deps-clients clean
+.PHONY: run build test test-clients lint bench fuzz package deps-build deps-test deps-npm deps-tools deps-clients clean
 
 run: deps-build build
 	./$(BIN)
@@ -22,7 +23,7 @@ build: deps-build
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(GUIBIN) ./cmd/mcptray-gui
 
-test: deps-test deps-npm deps-clients
+test: deps-test deps-npm deps-tools deps-clients
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@echo "== go vet"; $(GO) vet ./...
@@ -77,8 +78,11 @@ deps-test:
 deps-npm:
 	@./packaging/ensure-deps.sh npm
 
+deps-tools:
+	@./packaging/ensure-deps.sh tools
+
 deps-clients:
 	@./packaging/ensure-deps.sh clients
 
 clean:
-	rm -rf bin .testservers .testclients mcptray.tar.xz mcptray.app mcptray.exe
+	rm -rf bin .testservers .testtools .testclients mcptray.tar.xz mcptray.app mcptray.exe

@@ -272,10 +272,10 @@ func TestImportClaudeDesktopAsNewUser(t *testing.T) {
 	if cfg.Server("demo").Command == "other" {
 		t.Error("conflict replaced without --replace")
 	}
+	runCLI(t, nil, "import", "--client", "claude-desktop", "--replace")
 	if _, err := os.Stat(cfgPath + ".bak"); err != nil {
 		t.Errorf("no .bak: %v", err)
 	}
-	runCLI(t, nil, "import", "--client", "claude-desktop", "--replace")
 	cfg, _ = registry.Load(cfgPath)
 	if cfg.Server("demo").Command != "other" {
 		t.Error("--replace did not replace")

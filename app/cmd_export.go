@@ -104,6 +104,7 @@ func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, 
 		Scope:     clients.Scope(*f.scope),
 		Getenv:    os.Getenv,
 		LookupEnv: env.LookupEnv,
+		Secret:    (&lazySecrets{}).secret, // read only when secrets are revealed
 	}
 	if f.osName != nil {
 		o.OS = *f.osName

@@ -3,6 +3,7 @@
 #   ensure-deps.sh build   Debian packages Fyne needs to compile (cgo, X11, GL)
 #   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
+#   ensure-deps.sh tools   the MCP conformance suite and Node 22 into .testtools/
 #   ensure-deps.sh clients the real AI clients (Claude Code, Gemini CLI, Codex)
 #                          from npm into .testclients/, pinned in testdata/clients
 # Debian packages are installed with apt-get when running as root or with
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils)
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring)
 
 apt_install() {
   local missing=()
@@ -49,7 +50,7 @@ npm_install() {
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
-    echo "mcptray: npm not found; tests against real $what will be skipped" >&2
+    echo "mcptray: npm not found; the tests that need $what will be skipped" >&2
     return 0
   fi
   mkdir -p "$dir"
@@ -96,6 +97,7 @@ case "${1:-build}" in
   build) apt_install "${build_pkgs[@]}" ;;
   test) apt_install "${build_pkgs[@]}" "${test_pkgs[@]}" ;;
   npm) npm_install .testservers testdata/npm/package.json "test MCP servers" ;;
+  tools) npm_install .testtools testdata/npm-tools/package.json "the MCP conformance suite and Node 22" ;;
   clients) clients_install ;;
-  *) echo "usage: $0 build|test|npm|clients" >&2; exit 2 ;;
+  *) echo "usage: $0 build|test|npm|tools|clients" >&2; exit 2 ;;
 esac

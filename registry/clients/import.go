@@ -59,31 +59,13 @@ func (c *Client) Import(file string, data []byte, opts *Options) (*Imported, err
 			warn("%q is not a valid server name: imported as %q", e.name, name)
 		}
 		s := c.toServer(name, m, warn)
-		if err := checkServer(s); err != nil {
+		if err := s.Validate(); err != nil {
 			warn("%s: entry %q skipped: %v", file, e.name, err)
 			continue
 		}
 		im.Servers = append(im.Servers, s)
 	}
 	return im, nil
-}
-
-// checkServer validates s with the registry's own rules, by writing it as
-// servers.toml and reading it back.
-func checkServer(s *registry.Server) error {
-	var b bytes.Buffer
-	registry.EncodeServer(&b, s)
-	cfg, err := registry.Parse("import", b.Bytes())
-	if err != nil {
-		return err
-	}
-	if len(cfg.Servers) != 1 {
-		return fmt.Errorf("entry cannot be written as a server")
-	}
-	if inv := cfg.Servers[0].Invalid; inv != nil {
-		return inv
-	}
-	return nil
 }
 
 var badNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -328,7 +310,7 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 				continue
 			}
 			if v != "" && !registry.HasEnvRef(v) && registry.SecretName(k) {
-				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference", name, f.what, k)
+				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference, or import with --keyring", name, f.what, k)
 			}
 		}
 	}

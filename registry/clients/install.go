@@ -2,11 +2,6 @@ package clients
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -262,14 +257,6 @@ func (c *Client) filePath(opts *Options, fo *FileOptions) (string, error) {
 	return c.Path(opts)
 }
 
-func readMaybe(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return b, err
-}
-
 // Install merges servers into the client's file and writes it atomically,
 // keeping a timestamped backup beside it. A file that does not parse is
 // refused (*ParseError) and left untouched.
@@ -286,45 +273,34 @@ func (c *Client) Uninstall(names []string, opts *Options, fo *FileOptions) (*Cha
 	})
 }
 
-// editFile reads the client's file, computes the change and writes it.
+// editFile reads the client's file, computes the change and writes it, all
+// under the file's lock, through symbolic links, redone on the new content
+// when the client writes the file meanwhile (see [registry.EditFile]).
 func (c *Client) editFile(opts *Options, fo *FileOptions, change func(path string, old []byte) (*Change, error)) (*Change, error) {
 	path, err := c.filePath(opts, fo)
 	if err != nil {
 		return nil, err
 	}
-	old, err := readMaybe(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	ch, err := change(path, old)
-	if err != nil {
-		return nil, err
-	}
-	return ch, ch.write(fo)
-}
-
-func (ch *Change) write(fo *FileOptions) error {
-	if !ch.Changed() || (fo != nil && fo.DryRun) {
-		return nil
-	}
 	now := time.Now
 	if fo != nil && fo.Now != nil {
 		now = fo.Now
 	}
-	wo := &registry.WriteOptions{Perm: 0o600}
-	if ch.Existed {
-		// Two changes in one second must not overwrite the first backup,
-		// which may be the only copy of the person's original file.
-		ch.Backup = BackupName(ch.Path, now())
-		for i := 2; ; i++ {
-			if _, err := os.Lstat(ch.Backup); errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			ch.Backup = fmt.Sprintf("%s-%d", BackupName(ch.Path, now()), i)
+	var ch *Change
+	e, err := registry.EditFile(path, &registry.WriteOptions{
+		Perm:   0o600,
+		Backup: path + ".mcptray-backup", // BackupName's form
+		Stamp:  now,
+		DryRun: fo != nil && fo.DryRun,
+	}, func(old []byte) ([]byte, error) {
+		var err error
+		if ch, err = change(path, old); err != nil {
+			return nil, err
 		}
-		wo.Backup = ch.Backup
-	} else if err := os.MkdirAll(filepath.Dir(ch.Path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(ch.Path), err)
+		return ch.New, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return registry.WriteFileAtomic(ch.Path, ch.New, wo)
+	ch.New, ch.Backup = e.New, e.Backup // New with the file's line endings
+	return ch, nil
 }
