@@ -439,7 +439,8 @@ func (a *appServer) notify(method string) {
 }
 
 func (a *appServer) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	// Longer than the servers' startup timeout: Codex says which one failed.
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	ch := make(chan rpcReply, 1)
 	a.mu.Lock()

@@ -43,7 +43,9 @@ type fixture struct {
 const (
 	// ownLiteral is a literal env value the clients write themselves.
 	ownLiteral = "own-literal-4711"
-	keyVar     = "MCPTRAY_RC_KEY"
+	keyVar     = "MCPTRAY_RC_KEY" // holds testKey where the clients run
+	testKey    = "rc-key-8f3a1c"
+	testToken  = "rc-token-5d2e9b" // in tokenVar
 	tokenVar   = "MCPTRAY_RC_TOKEN"
 	mask       = "••••••"
 )
@@ -52,7 +54,7 @@ func setup(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{
 		clients: installedDir("MCPTRAY_TEST_CLIENTS", ".testclients"),
-		key:     "rc-key-8f3a1c", token: "rc-token-5d2e9b", literal: "literal-value-77",
+		key:     testKey, token: testToken, literal: "literal-value-77",
 	}
 	for _, c := range []string{"claude", "gemini", "codex"} {
 		if _, err := os.Stat(filepath.Join(f.clients, ".bin", c)); err != nil {
@@ -74,9 +76,6 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.mcptray = buildMcptray(t, t.TempDir())
-	f.httpBase = startEverything(t, f.node, f.everything, "streamableHttp")
-	f.httpURL = f.httpBase + "/mcp"
-	f.sseURL = startEverything(t, f.node, f.everything, "sse") + "/sse"
 	for _, c := range []string{"claude", "gemini", "codex"} {
 		out, _, err := run(context.Background(), t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, filepath.Join(f.clients, ".bin", c), "--version")
 		if err != nil {
@@ -85,6 +84,17 @@ func setup(t *testing.T) *fixture {
 		t.Logf("%s --version: %s", c, strings.TrimSpace(out))
 	}
 	return f
+}
+
+// withRemotes is f with server-everything running for one client alone, in
+// Streamable HTTP and SSE mode (every check opens sessions it never closes:
+// the clients do not slow each other down through a shared server).
+func (f *fixture) withRemotes(t *testing.T) *fixture {
+	fc := *f
+	fc.httpBase = startEverything(t, f.node, f.everything, "streamableHttp")
+	fc.httpURL = fc.httpBase + "/mcp"
+	fc.sseURL = startEverything(t, f.node, f.everything, "sse") + "/sse"
+	return &fc
 }
 
 // servers are what mcptray installs: stdio servers with env references
@@ -316,7 +326,7 @@ func (e entry) String() string {
 func maskValues(m map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
-		out[k] = strings.NewReplacer("rc-key-8f3a1c", "<the key>", "rc-token-5d2e9b", "<the token>").Replace(v)
+		out[k] = strings.NewReplacer(testKey, "<the key>", testToken, "<the token>").Replace(v)
 	}
 	return out
 }
@@ -490,12 +500,12 @@ func codexEntries(h *home) map[string]entry {
 	// can take longer. The override is on the command line, not in the file.
 	var args []string
 	for name := range got {
-		args = append(args, "-c", "mcp_servers."+name+".startup_timeout_sec=180")
+		args = append(args, "-c", "mcp_servers."+name+".startup_timeout_sec=120")
 	}
 	as := startAppServer(h.t, filepath.Join(h.f.clients, ".bin", "codex"), h.proj, h.env(true), args...)
 	res, err := as.call(context.Background(), "mcpServerStatus/list", map[string]any{})
 	if err != nil {
-		h.t.Fatalf("codex app-server: %v\n%s", err, as.Stderr())
+		h.t.Fatalf("codex app-server: %v\nnotifications:\n%s\nstderr:\n%s", err, strings.Join(as.Notes(), "\n"), as.Stderr())
 	}
 	var status struct {
 		Data []struct {
@@ -728,6 +738,7 @@ func TestRealClients(t *testing.T) {
 	// run one after the other (more at once overloads a 2-core machine).
 	var wg sync.WaitGroup
 	for _, c := range clientsUnderTest {
+		f := f.withRemotes(t)
 		wg.Go(func() {
 			t.Run(c.id, func(t *testing.T) {
 				t.Run("install", func(t *testing.T) { testInstall(t, f, c) })
