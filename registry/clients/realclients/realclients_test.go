@@ -209,6 +209,9 @@ func (h *home) env(secrets bool) []string {
 		"DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"GEMINI_CLI_TRUSTED_FOLDERS_PATH=" + filepath.Join(h.dir, "trustedFolders.json"),
+		// Gemini starts itself again in a child process (for a bigger heap)
+		// unless told not to: half the CPU, the same MCP handling.
+		"GEMINI_CLI_NO_RELAUNCH=true",
 		"NO_BROWSER=1",
 	}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
