@@ -43,6 +43,8 @@ type mainWindow struct {
 	fields       map[string]*widget.Label
 	diagCard     *widget.Card
 	diagText     *widget.Label
+	signIn       *widget.Button // on the diagnosis card of a server that needs sign-in
+	signInRow    *fyne.Container
 	instructions *widget.Label
 	caps         *widget.Label
 
@@ -117,7 +119,11 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.diagText = widget.NewLabel("")
 	m.diagText.Wrapping = fyne.TextWrapWord
 	m.diagText.Selectable = true
-	m.diagCard = widget.NewCard("", "", m.diagText)
+	m.signIn = widget.NewButtonWithIcon("Sign in…", theme.LoginIcon(), func() { m.c.signIn(m.selected) })
+	m.signIn.Importance = widget.HighImportance
+	m.signInRow = container.NewHBox(m.signIn)
+	m.signInRow.Hide()
+	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagText, m.signInRow))
 	m.instructions = widget.NewLabel("")
 	m.instructions.Wrapping = fyne.TextWrapWord
 	m.instructions.Selectable = true
@@ -259,7 +265,8 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	}
 
 	now := m.c.now()
-	set := func(k, v string) { m.fields[k].SetText(orDash(v)) }
+	// What the server sent is shown with its control characters visible.
+	set := func(k, v string) { m.fields[k].SetText(orDash(app.VisibleLine(v))) }
 	set("Status", string(s.State)+" since "+s.Since.Local().Format("15:04:05"))
 	set("Reason", s.Reason)
 	if r := s.Report; r != nil {
@@ -274,7 +281,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		}
 		set("Protocol", proto)
 		m.caps.SetText(prettyJSON(r.Capabilities))
-		m.instructions.SetText(orDash(r.Instructions))
+		m.instructions.SetText(orDash(app.Visible(r.Instructions)))
 	} else {
 		set("Server", "")
 		set("Protocol", string(s.Era))
@@ -336,7 +343,12 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 				b.WriteString(l.Text + "\n")
 			}
 		}
-		m.diagText.SetText(strings.TrimSpace(b.String()))
+		m.diagText.SetText(strings.TrimSpace(app.Visible(b.String())))
+		if needsSignIn(s) {
+			m.signInRow.Show()
+		} else {
+			m.signInRow.Hide()
+		}
 		m.diagCard.Show()
 	} else {
 		m.diagCard.Hide()
