@@ -25,8 +25,8 @@ const (
 	StateFailed       State = "failed"        // cannot start (bad config, command not found, ...); not retried
 	// StateSignIn: a remote server that wants a (new) sign-in; it waits
 	// for one (`mcptray auth login`, the app's Sign in), which restarts it.
-	StateSignIn State = "sign-in-required"
-	StateStopping     State = "stopping"      // stop in progress
+	StateSignIn   State = "sign-in-required"
+	StateStopping State = "stopping" // stop in progress
 )
 
 // ReasonNotStarted is the reason of a server that has not been started yet.
