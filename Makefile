@@ -4,7 +4,7 @@
 SHELL      := /bin/bash
 GO         ?= go
 BIN        := bin/mcptray
-GUIBIN     := bin/mcptray-gui
+HEADLESS_BIN := bin/mcptray-headless
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
@@ -14,12 +14,13 @@ export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 run: deps-build build
 	./$(BIN)
 
-# Two binaries: mcptray (command line, daemon, demo server; pure Go, starts in
-# a millisecond, needs no GUI libraries) and mcptray-gui (the desktop app,
-# Fyne and cgo), which `mcptray` with no command starts.
+# One entry point (main.go), two builds: bin/mcptray, the desktop app (Fyne
+# and cgo; with no command it opens the tray) with every command, and
+# bin/mcptray-headless (-tags nogui: pure Go, starts in a millisecond, needs
+# no GUI libraries) for servers and containers.
 build: deps-build
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
-	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(GUIBIN) ./cmd/mcptray-gui
+	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -tags nogui -ldflags "$(LDFLAGS)" -o $(HEADLESS_BIN) .
 
 test: deps-test deps-npm
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -50,10 +51,10 @@ FYNE       := $(GO) run fyne.io/tools/cmd/fyne@v1.7.4
 PKG_OS     ?= $(shell $(GO) env GOOS)
 package: deps-build
 	@# fyne package bumps Build in FyneApp.toml: keep the file as it was.
-	@cp cmd/mcptray-gui/FyneApp.toml bin/.FyneApp.toml 2>/dev/null || { mkdir -p bin && cp cmd/mcptray-gui/FyneApp.toml bin/.FyneApp.toml; }
-	$(FYNE) package --os $(PKG_OS) --release --src ./cmd/mcptray-gui --name mcptray \
-	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' cmd/mcptray-gui/FyneApp.toml); \
-	  rc=$$?; cp bin/.FyneApp.toml cmd/mcptray-gui/FyneApp.toml; exit $$rc
+	@mkdir -p bin && cp FyneApp.toml bin/.FyneApp.toml
+	$(FYNE) package --os $(PKG_OS) --release --name mcptray \
+	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml); \
+	  rc=$$?; cp bin/.FyneApp.toml FyneApp.toml; exit $$rc
 	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
 # Ratios against baselines measured in the same run (see packaging/bench).
