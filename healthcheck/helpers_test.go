@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -194,7 +193,7 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +216,7 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Cleanup(func() {
 		inW.Close()
 		outR.Close()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-p.exited
 	})
 	return p
