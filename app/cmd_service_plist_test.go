@@ -22,7 +22,7 @@ func TestLaunchdAgent(t *testing.T) {
 		Dict struct {
 			Items []struct {
 				XMLName xml.Name
-				Text    string `xml:",chardata"`
+				Text    string   `xml:",chardata"`
 				Strings []string `xml:"string"`
 				Inner   string   `xml:",innerxml"`
 			} `xml:",any"`
