@@ -8,8 +8,9 @@ HEADLESS_BIN := bin/mcptray-headless
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
+export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
 
-.PHONY: run build test cross lint bench fuzz package deps-build deps-test deps-npm clean
+.PHONY: run build test cross lint bench fuzz package deps-build deps-test deps-npm deps-tools clean
 
 run: deps-build build
 	./$(BIN)
@@ -22,7 +23,7 @@ build: deps-build
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=0 $(GO) build -tags nogui -ldflags "$(LDFLAGS)" -o $(HEADLESS_BIN) .
 
-test: deps-test deps-npm
+test: deps-test deps-npm deps-tools
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@echo "== go vet"; $(GO) vet ./...
@@ -90,5 +91,8 @@ deps-test:
 deps-npm:
 	@./packaging/ensure-deps.sh npm
 
+deps-tools:
+	@./packaging/ensure-deps.sh tools
+
 clean:
-	rm -rf bin .testservers mcptray.tar.xz mcptray.app mcptray.exe
+	rm -rf bin .testservers .testtools mcptray.tar.xz mcptray.app mcptray.exe

@@ -217,8 +217,12 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		}
 		entries := []entry{}
 		for _, s := range cfg.Servers {
-			e := entry{Name: s.Name, Kind: "stdio", Transport: string(s.Transport()), Command: s.Command, Args: s.Args,
-				Env: maskValues(s.Env, *showSecrets), Cwd: s.Cwd, URL: s.URL, Headers: maskValues(s.Headers, *showSecrets),
+			v := s
+			if !*showSecrets {
+				v = s.Redacted()
+			}
+			e := entry{Name: s.Name, Kind: "stdio", Transport: string(s.Transport()), Command: v.Command, Args: v.Args,
+				Env: v.Env, Cwd: s.Cwd, URL: v.URL, Headers: v.Headers,
 				Autostart: s.Autostart, Restart: string(s.RestartPolicy()), Disabled: s.Disabled,
 				Description: s.Description, Valid: s.Valid()}
 			if s.IsRemote() {
@@ -263,40 +267,6 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		}
 		return tw.Flush()
 	}
-}
-
-// Masked is what a secret value shows as.
-const Masked = "••••••"
-
-// maskValues hides values unless show is set. A value that is only a
-// ${env:VAR} reference is not a secret and stays visible.
-func maskValues(m map[string]string, show bool) map[string]string {
-	if m == nil || show {
-		return m
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = MaskSecret(v)
-	}
-	return out
-}
-
-// MaskSecret hides a literal secret but keeps ${env:VAR} references visible
-// ("Bearer ${env:TOKEN}" stays; "Bearer abc123" becomes "Bearer ••••••").
-func MaskSecret(v string) string {
-	if v == "" {
-		return v
-	}
-	if registry.HasEnvRef(v) {
-		rest := registry.ReplaceEnvRefs(v, func(string) string { return "" })
-		if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "Bearer")) == "" {
-			return v
-		}
-	}
-	if scheme, _, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") || strings.EqualFold(scheme, "Token")) {
-		return scheme + " " + Masked
-	}
-	return Masked
 }
 
 func envPrefix(env map[string]string) string {

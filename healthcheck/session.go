@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -64,6 +65,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for latencies (nil: time.Now).
 	Now func() time.Time
+	// Authorizer returns the stored sign-in for a remote server's URL (see
+	// [StoredAuth]), or nil when there is none. Nil means no sign-ins.
+	Authorizer func(serverURL string) auth.OAuthHandler
 }
 
 func (o *Options) withDefaults() Options {
@@ -294,23 +298,35 @@ func unsupportedVersion(err error) (string, bool) {
 func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 	srv := t.Server
 	client, rec := newHTTPClient(o.HTTPClient, srv.Headers)
-	s := &Session{opts: o, transport: srv.Transport(), httpClient: client, url: srv.URL}
+	var authz auth.OAuthHandler
+	if o.Authorizer != nil {
+		authz = o.Authorizer(srv.URL)
+	}
+	sseClient := client
+	if authz != nil {
+		// The SSE transport has no authorization hook: send the token.
+		sseClient = &http.Client{Timeout: client.Timeout, Transport: &bearerTransport{base: client.Transport, auth: authz}}
+	}
+	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL}
 	start := o.Now()
 	var err error
 	if s.transport == registry.TransportSSE {
-		err = s.connectSSE(ctx, client)
+		err = s.connectSSE(ctx, sseClient)
 	} else {
-		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: true}
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: true, OAuthHandler: authz}
 		s.cs, err = newClient(o).Connect(ctx, tr, sessionOptions(t.EraHint))
 		if err != nil {
-			d := remoteFailure(ctx, err, rec, srv.URL, o.Now().Sub(start))
+			if d := signInDiagnosis(srv, err, authz != nil); d != nil {
+				return nil, d
+			}
+			d := withSignInFix(remoteFailure(ctx, err, rec, srv.URL, o.Now().Sub(start)), srv, rec)
 			last := rec.latest()
 			if ctx.Err() != nil || last == nil || (last.status != 400 && last.status != 404 && last.status != 405) {
 				return nil, d
 			}
 			// Maybe an old HTTP+SSE endpoint: POST is refused there, GET
 			// opens the event stream.
-			if sseErr := s.connectSSE(ctx, client); sseErr != nil {
+			if sseErr := s.connectSSE(ctx, sseClient); sseErr != nil {
 				return nil, d
 			}
 			s.transport, err = registry.TransportSSE, nil
@@ -319,7 +335,10 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 	}
 	latency := o.Now().Sub(start)
 	if err != nil {
-		return nil, remoteFailure(ctx, err, rec, srv.URL, latency)
+		if d := signInDiagnosis(srv, err, authz != nil); d != nil {
+			return nil, d
+		}
+		return nil, withSignInFix(remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec)
 	}
 	s.fillHandshake(s.cs.InitializeResult(), latency)
 	switch {

@@ -4,6 +4,7 @@
 #   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests,
 #                          mingw-w64 for the Windows cross-build
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
+#   ensure-deps.sh tools   the MCP conformance suite and Node 22 into .testtools/
 # Debian packages are installed with apt-get when running as root or with
 # password-less sudo; otherwise the exact command is printed and it stops.
 set -euo pipefail
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
 # gcc-mingw-w64-x86-64: `make cross` builds the Windows desktop app (cgo) here;
 # zsh: the login-shell environment is tested with macOS's default shell.
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gcc-mingw-w64-x86-64 zsh)
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh)
 
 apt_install() {
   local missing=()
@@ -41,8 +42,8 @@ apt_install() {
 }
 
 npm_install() {
-  local dir=.testservers
-  if [ -f "$dir/package.json" ] && cmp -s testdata/npm/package.json "$dir/package.json" && [ -d "$dir/node_modules" ]; then
+  local dir=${1:-.testservers} pkg=${2:-testdata/npm/package.json}
+  if [ -f "$dir/package.json" ] && cmp -s "$pkg" "$dir/package.json" && [ -d "$dir/node_modules" ]; then
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
@@ -50,14 +51,15 @@ npm_install() {
     return 0
   fi
   mkdir -p "$dir"
-  cp testdata/npm/package.json "$dir/package.json"
-  echo "mcptray: installing test MCP servers from npm into $dir/" >&2
+  cp "$pkg" "$dir/package.json"
+  echo "mcptray: installing the npm packages of $pkg into $dir/" >&2
   (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
 case "${1:-build}" in
   build) apt_install "${build_pkgs[@]}" ;;
   test) apt_install "${build_pkgs[@]}" "${test_pkgs[@]}" ;;
-  npm) npm_install ;;
-  *) echo "usage: $0 build|test|npm" >&2; exit 2 ;;
+  npm) npm_install .testservers testdata/npm/package.json ;;
+  tools) npm_install .testtools testdata/npm-tools/package.json ;;
+  *) echo "usage: $0 build|test|npm|tools" >&2; exit 2 ;;
 esac

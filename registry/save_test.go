@@ -26,6 +26,21 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Re-executed to add one server to a shared servers.toml, as a separate
+	// mcptray process would.
+	if path, name := os.Getenv("REGISTRY_TEST_ADD"), os.Getenv("REGISTRY_TEST_ADD_NAME"); path != "" {
+		cfg, err := Load(path)
+		if err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(3)
+		}
+		cfg.Servers = append(cfg.Servers, &Server{Name: name, Command: "srv-" + name, Autostart: true})
+		if err := Save(cfg); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -107,13 +122,33 @@ func TestSaveKeepsBackup(t *testing.T) {
 
 func TestSaveNeverWidensMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "servers.toml")
-	os.WriteFile(path, []byte("[servers.x]\ncommand = \"x\"\n"), 0o400)
+	os.WriteFile(path, []byte("[servers.x]\ncommand = \"x\"\n"), 0o600)
+	os.Chmod(path, 0o200)
 	cfg, _ := Load(path)
+	cfg.Servers[0].Args = []string{"a"}
 	if err := Save(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o400 {
-		t.Errorf("mode = %v, want 0400 kept", fi.Mode().Perm())
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o200 {
+		t.Errorf("mode = %v, want 0200 kept", fi.Mode().Perm())
+	}
+}
+
+// servers.toml may hold literal secrets (import keeps them): a file a person
+// created at 0644 is narrowed to 0600 by the next save.
+func TestSaveTightensMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, []byte("[servers.x]\ncommand = \"x\"\n"), 0o644)
+	os.Chmod(path, 0o644)
+	cfg, _ := Load(path)
+	cfg.Servers[0].Env = map[string]string{"API_KEY": "sk-literal"}
+	if err := Save(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + ".bak"} {
+		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode = %v, want 0600", filepath.Base(p), fi.Mode().Perm())
+		}
 	}
 }
 

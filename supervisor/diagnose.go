@@ -61,6 +61,21 @@ func diagUnset(e *registry.UnsetVarError) *healthcheck.Diagnosis {
 	}
 }
 
+func diagSecret(e *registry.SecretRefError) *healthcheck.Diagnosis {
+	d := &healthcheck.Diagnosis{
+		Code:    healthcheck.CodeUnsetVariable,
+		Message: fmt.Sprintf("%s refers to ${keyring:%s}, which is not stored", e.Field, e.Name),
+		Fix:     fmt.Sprintf("Store it: run `mcptray secret set %s` (the value is read without echo), then restart the server.", e.Name),
+	}
+	if e.Err == nil {
+		d.Message = fmt.Sprintf("%s refers to ${keyring:%s}, but this mcptray has no secret store", e.Field, e.Name)
+	} else if !errors.Is(e.Err, registry.ErrSecretNotFound) {
+		d.Message = fmt.Sprintf("%s refers to ${keyring:%s}, which could not be read: %v", e.Field, e.Name, e.Err)
+		d.Fix = "Unlock the OS keyring (or set MCPTRAY_KEYRING=file), then restart the server."
+	}
+	return d
+}
+
 func diagCommand(s *registry.Server, e *CommandError) *healthcheck.Diagnosis {
 	if errors.Is(e, ErrNotExecutable) {
 		return &healthcheck.Diagnosis{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcptray/healthcheck"
+	"mcptray/registry"
 )
 
 // Checker connects to a server for the supervisor. The health check package
@@ -106,6 +107,9 @@ type Options struct {
 	// Environ gives the environment servers start from (the server's own
 	// env goes on top); default LoginEnvironment.
 	Environ func(ctx context.Context) []string
+	// Secret resolves ${keyring:NAME} references when a server starts; nil
+	// makes such a reference an error for that server.
+	Secret registry.SecretFunc
 	// Logger receives state changes; default: discard.
 	Logger *slog.Logger
 	// Rand returns a number in [0, 1) for jitter; default math/rand/v2.

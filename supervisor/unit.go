@@ -351,11 +351,15 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 	o := &u.sup.opts
 	clock := o.Clock
 	env := o.Environ(ctx)
-	exp, err := srv.Expand(lookupIn(env))
+	exp, err := srv.ExpandWith(lookupIn(env), u.sup.opts.Secret)
 	if err != nil {
 		var ue *registry.UnsetVarError
 		if errors.As(err, &ue) {
 			return failed(diagUnset(ue))
+		}
+		var se *registry.SecretRefError
+		if errors.As(err, &se) {
+			return failed(diagSecret(se))
 		}
 		return failed(diagInvalid(err))
 	}

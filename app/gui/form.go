@@ -1,7 +1,6 @@
 package gui
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -217,8 +216,8 @@ func (f *serverForm) server() (*registry.Server, []string) {
 	return s, problems
 }
 
-// validate checks the entry with the registry's own rules (it is written as
-// TOML and loaded back), shows the problems and reports the outcome.
+// validate checks the entry with the registry's own rules
+// ([registry.Server.Validate]), shows the problems and reports the outcome.
 func (f *serverForm) validate() bool {
 	s, problems := f.server()
 	switch {
@@ -242,17 +241,11 @@ func (f *serverForm) validate() bool {
 }
 
 // registryProblems are the errors (and literal-secret hints) the config
-// loader would report for s.
+// loader would report for s: the registry's one validation.
 func registryProblems(s *registry.Server) []string {
-	var b bytes.Buffer
-	registry.EncodeServer(&b, s)
-	cfg, err := registry.Parse("form", b.Bytes())
-	if err != nil {
-		return []string{err.Error()}
-	}
 	var out []string
-	for _, d := range cfg.Diagnostics {
-		out = append(out, d.Message)
+	if err := s.Validate(); err != nil {
+		out = append(out, err.Error())
 	}
 	for _, m := range []map[string]string{s.Env, s.Headers} {
 		for _, k := range sortedKeys(m) {
