@@ -69,7 +69,7 @@ PKG_OS     ?= $(shell $(GO) env GOOS)
 package: deps-build
 	@# fyne package bumps Build in FyneApp.toml: keep the file as it was.
 	@mkdir -p bin && cp FyneApp.toml bin/.FyneApp.toml
-	$(FYNE) package --os $(PKG_OS) --release --name mcptray \
+	GOFLAGS="-ldflags=-X=mcptray/app.Version=$(VERSION)" $(FYNE) package --os $(PKG_OS) --release --name mcptray \
 	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml); \
 	  rc=$$?; cp bin/.FyneApp.toml FyneApp.toml; exit $$rc
 	@# macOS: a menu-bar app without a Dock icon (LSUIElement), macOS 11+.
