@@ -55,6 +55,7 @@ fuzz:
 	@echo "== fuzz ($(FUZZTIME) each)"
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry/clients -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./healthcheck -run '^$$' -fuzz '^FuzzWireLines$$' -fuzztime $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; exit 1; fi

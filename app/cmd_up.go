@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -119,7 +120,7 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 			writeJSONLine(p.w, l)
 			continue
 		}
-		fmt.Fprintf(p.w, "%s  %-*s  %-13s  %s\n", t.Local().Format("15:04:05"), p.width, st.Name, st.State, st.Reason)
+		fmt.Fprintf(p.w, "%s  %-*s  %-13s  %s\n", t.Local().Format("15:04:05"), p.width, VisibleLine(st.Name), st.State, VisibleLine(st.Reason))
 		// A server that will not come back on its own gets its evidence and
 		// the fix, so the person knows what to do.
 		if d := st.Diagnosis; d != nil && (st.State == supervisor.StateFailed || st.State == supervisor.StateCrashLooping) {
@@ -129,10 +130,10 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 				ev = ev[len(ev)-5:]
 			}
 			for _, e := range ev {
-				fmt.Fprintf(p.w, "%s%s\n", indent, e)
+				fmt.Fprintf(p.w, "%s%s\n", indent, VisibleLine(e))
 			}
 			if d.Fix != "" {
-				fmt.Fprintf(p.w, "%sfix: %s\n", indent, d.Fix)
+				fmt.Fprintf(p.w, "%sfix: %s\n", indent, Visible(d.Fix))
 			}
 		}
 	}
@@ -140,7 +141,9 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 
 // writeJSONLine writes v as one line of JSON.
 func writeJSONLine(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Write(escapeJSONControls(b.Bytes()))
 }

@@ -8,7 +8,9 @@ import (
 	"mcptray/supervisor"
 )
 
-// serverReport is one server as `check --json` and `status --json` print it.
+// serverReport is one server as `check --json` and `status --json` print it:
+// every field of the health check's report, under the same names
+// (TestServerReportEveryField keeps it so).
 // Secrets never appear: the config's env and header values are not part of
 // it, and diagnoses are written without them.
 type serverReport struct {
@@ -16,6 +18,7 @@ type serverReport struct {
 	Transport         string                         `json:"transport"` // stdio, http or sse
 	Status            string                         `json:"status"`    // ready, degraded or failed
 	Era               string                         `json:"era,omitempty"`
+	EraSource         string                         `json:"eraSource,omitempty"` // how the era was found
 	ProtocolVersion   string                         `json:"protocolVersion,omitempty"`
 	ServerInfo        *healthcheck.ServerInfo        `json:"serverInfo,omitempty"`
 	Capabilities      json.RawMessage                `json:"capabilities,omitempty"`
@@ -77,6 +80,7 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 	}
 	if rep := st.Report; rep != nil {
 		r.Era = string(rep.Era)
+		r.EraSource = rep.EraSource
 		r.ProtocolVersion = rep.ProtocolVersion
 		info := rep.ServerInfo
 		r.ServerInfo = &info

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mcptray/registry"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"mcptray/supervisor"
 )
 
 func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
@@ -68,7 +67,7 @@ func TestListenUnix(t *testing.T) {
 		if len(logged) != 1 || !strings.Contains(logged[0], "stale") {
 			t.Errorf("logged %q", logged)
 		}
-		srv := NewServer(supervisor.New(nil, nil), nil)
+		srv := NewServer(NewLocal(&registry.Config{}, nil), nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ctx, ln) }()
@@ -121,7 +120,7 @@ func TestPeerCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(supervisor.New(nil, nil), nil)
+	srv := NewServer(NewLocal(&registry.Config{}, nil), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()

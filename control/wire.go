@@ -19,11 +19,12 @@ import (
 type wireSnapshot struct {
 	Time    time.Time         `json:"time"`
 	Servers []wireServerState `json:"servers"`
+	Engine  Status            `json:"engine"`
 }
 
 type wireServerState struct {
 	Name         string                 `json:"name"`
-	Server       *wireServer            `json:"server,omitempty"`
+	Server       *registry.ServerJSON   `json:"server,omitempty"`
 	Transport    registry.Transport     `json:"transport"`
 	State        supervisor.State       `json:"state"`
 	Reason       string                 `json:"reason,omitempty"`
@@ -42,26 +43,6 @@ type wireServerState struct {
 	Era          healthcheck.Era        `json:"era,omitempty"`
 }
 
-// wireServer is a config entry as written (references unexpanded). The
-// socket is private to its user, and the GUI edits these entries, so env and
-// header values travel as written.
-type wireServer struct {
-	Name          string                 `json:"name"`
-	Command       string                 `json:"command,omitempty"`
-	Args          []string               `json:"args,omitempty"`
-	Env           map[string]string      `json:"env,omitempty"`
-	Cwd           string                 `json:"cwd,omitempty"`
-	URL           string                 `json:"url,omitempty"`
-	TransportName registry.Transport     `json:"transport,omitempty"`
-	Headers       map[string]string      `json:"headers,omitempty"`
-	Autostart     bool                   `json:"autostart"`
-	Restart       registry.RestartPolicy `json:"restart,omitempty"`
-	Disabled      bool                   `json:"disabled,omitempty"`
-	Description   string                 `json:"description,omitempty"`
-	Line          int                    `json:"line,omitempty"`
-	Invalid       string                 `json:"invalid,omitempty"`
-}
-
 // wireReport adds the connect latency, which Report keeps out of JSON.
 type wireReport struct {
 	healthcheck.Report
@@ -74,14 +55,8 @@ type wireProbes struct {
 	Recent []time.Duration `json:"recent,omitempty"`
 }
 
-// invalidError is a config entry's problem rebuilt on the client side: the
-// text is all that crosses the socket.
-type invalidError struct{ msg string }
-
-func (e *invalidError) Error() string { return e.msg }
-
-func toWire(s supervisor.Snapshot) wireSnapshot {
-	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers))}
+func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
+	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers)), Engine: status}
 	for i := range s.Servers {
 		st := &s.Servers[i]
 		ws := wireServerState{
@@ -92,15 +67,10 @@ func toWire(s supervisor.Snapshot) wireSnapshot {
 			Probes: wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
 		}
 		if srv := st.Server; srv != nil {
-			ws.Server = &wireServer{
-				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
-				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
-				Description: srv.Description, Line: srv.Line,
-			}
-			if srv.Invalid != nil {
-				ws.Server.Invalid = srv.Invalid.Error()
-			}
+			// The socket is private to its user, and the desktop app edits
+			// these entries: env and header values travel as written.
+			j := srv.JSON()
+			ws.Server = &j
 		}
 		if st.Report != nil {
 			ws.Report = &wireReport{Report: *st.Report, ConnectLatency: st.Report.ConnectLatency}
@@ -110,7 +80,7 @@ func toWire(s supervisor.Snapshot) wireSnapshot {
 	return w
 }
 
-func fromWire(w wireSnapshot) supervisor.Snapshot {
+func fromWire(w wireSnapshot) (supervisor.Snapshot, Status) {
 	s := supervisor.Snapshot{Time: w.Time, Servers: make([]supervisor.ServerState, 0, len(w.Servers))}
 	for i := range w.Servers {
 		ws := &w.Servers[i]
@@ -122,16 +92,8 @@ func fromWire(w wireSnapshot) supervisor.Snapshot {
 			Probes: ws.Probes.ProbeStats,
 		}
 		st.Probes.Recent = ws.Probes.Recent
-		if srv := ws.Server; srv != nil {
-			st.Server = &registry.Server{
-				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
-				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
-				Description: srv.Description, Line: srv.Line,
-			}
-			if srv.Invalid != "" {
-				st.Server.Invalid = &invalidError{srv.Invalid}
-			}
+		if ws.Server != nil {
+			st.Server = ws.Server.Server()
 		}
 		if ws.Report != nil {
 			rep := ws.Report.Report
@@ -140,7 +102,7 @@ func fromWire(w wireSnapshot) supervisor.Snapshot {
 		}
 		s.Servers = append(s.Servers, st)
 	}
-	return s
+	return s, w.Engine
 }
 
 // Error codes in an error response, so that a client can give back the
@@ -150,12 +112,15 @@ const (
 	codeDisabled      = "disabled"
 	codeBadRequest    = "bad-request"
 	codeConfig        = "config"
+	codeNoConfig      = "no-config"
 	codeInternal      = "internal"
 )
 
 type errorBody struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
+	// Problem is where the config file does not load (code "config").
+	Problem *registry.Diagnostic `json:"problem,omitempty"`
 }
 
 func errorCode(err error) string {
@@ -193,11 +158,4 @@ type ReloadResult struct {
 	// error: …"); servers with errors are kept but not started.
 	Diagnostics []string `json:"diagnostics,omitempty"`
 	Errors      int      `json:"errors"`
-}
-
-// ExportResult is a client config produced by the daemon from its config.
-type ExportResult struct {
-	Data     string   `json:"data"`
-	Warnings []string `json:"warnings,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
 }

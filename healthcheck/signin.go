@@ -202,7 +202,7 @@ func Login(ctx context.Context, opts *LoginOptions) (*Credential, error) {
 	}
 	counting := &countingHandler{inner: h}
 
-	httpClient, _ := newHTTPClient(base, srv.Headers)
+	httpClient, _ := newHTTPClient(base, srv.Headers, realClock{})
 	if err := proveSignIn(ctx, srv, httpClient, counting, o); err != nil {
 		if ctx.Err() != nil && recv.waiting() {
 			return nil, fmt.Errorf("sign-in was not completed in the browser in time (%w); run the command again, or pass --timeout", ctx.Err())
@@ -642,7 +642,7 @@ func signInDiagnosis(srv *registry.Server, err error, hadSignIn bool) *Diagnosis
 	return &Diagnosis{
 		Code:    CodeAuthRequired,
 		Message: fmt.Sprintf("%s needs sign-in: %s.", safeURL(srv.URL), sre.Reason),
-		Fix:     signInFix(srv.Name, true),
+		Fix:     signInFix(srv, true),
 		Err:     sre,
 	}
 }
@@ -656,13 +656,30 @@ func withSignInFix(err error, srv *registry.Server, rec *recorder) error {
 	}
 	last := rec.latest()
 	oauth := last != nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(last.wwwAuthenticate)), "bearer")
-	d.Fix = signInFix(srv.Name, oauth)
+	d.Fix = signInFix(srv, oauth)
 	return d
 }
 
-func signInFix(name string, oauth bool) string {
-	if oauth {
-		return fmt.Sprintf("Sign in: run `mcptray auth login %s` (or use Sign in in the app); mcptray keeps the tokens and refreshes them.", name)
+func signInFix(srv *registry.Server, oauth bool) string {
+	// A server checked without being configured (`check URL`) is named by
+	// its host, which is no config name: sign in to its URL.
+	target := srv.Name
+	if !registry.ValidName(target) {
+		target = quoteArg(safeURL(srv.URL))
 	}
-	return fmt.Sprintf("Add the credentials the server expects under [servers.%s.headers] (for example Authorization = \"Bearer ${keyring:TOKEN}\"), or run `mcptray auth login %s` if it uses OAuth sign-in.", name, name)
+	if oauth {
+		return fmt.Sprintf("Sign in: run `mcptray auth login %s` (or use Sign in in the app); mcptray keeps the tokens and refreshes them.", target)
+	}
+	if !registry.ValidName(srv.Name) {
+		return fmt.Sprintf("Pass the credentials the server expects with --header (for example --header 'Authorization: Bearer …'), or run `mcptray auth login %s` if it uses OAuth sign-in.", target)
+	}
+	return fmt.Sprintf("Add the credentials the server expects under [servers.%s.headers] (for example Authorization = \"Bearer ${keyring:TOKEN}\"), or run `mcptray auth login %s` if it uses OAuth sign-in.", srv.Name, target)
+}
+
+// quoteArg quotes s for a shell when it needs it.
+func quoteArg(s string) string {
+	if !strings.ContainsAny(s, " \t'\"\\$`&;|<>()*?[]#~!{}") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }

@@ -181,6 +181,12 @@ func TestSignInRefreshRevoke(t *testing.T) {
 		t.Fatalf("unsigned connect: %v", err)
 	}
 
+	// Checked without a config entry (`check URL`): the fix names the URL.
+	_, err = Connect(ctx, Target{Server: &registry.Server{Name: "127.0.0.1:1", URL: p.mcpURL}}, nil)
+	if !errors.As(err, &d) || !strings.Contains(d.Fix, "mcptray auth login "+p.mcpURL) {
+		t.Fatalf("unsigned ad-hoc connect: %v", err)
+	}
+
 	cred := p.login(t, ctx)
 	if cred.Registration != "pre-registered" || cred.ClientID != p.oidc.ClientID || cred.ClientSecret != "" || cred.ClientSecretEnv != "PROT_SECRET" {
 		t.Errorf("credential: %+v", cred.Status())

@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,19 +16,20 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"mcptray/app"
+	"mcptray/control"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
-// fakeEngine satisfies Engine for UI tests: it serves a fixed snapshot and
-// records the commands it gets.
+// fakeEngine satisfies control.Engine for UI tests: it serves a fixed
+// snapshot and records the commands it gets.
 type fakeEngine struct {
 	mu       sync.Mutex
 	snap     supervisor.Snapshot
+	status   control.Status
 	calls    []string
 	logs     map[string][]supervisor.LogLine
-	reloads  [][]*registry.Server
 	changes  chan struct{}
 	fail     error
 	commands chan string
@@ -38,6 +40,7 @@ func newFakeEngine(snap supervisor.Snapshot) *fakeEngine {
 }
 
 func (f *fakeEngine) Snapshot() supervisor.Snapshot { f.mu.Lock(); defer f.mu.Unlock(); return f.snap }
+func (f *fakeEngine) Status() control.Status        { f.mu.Lock(); defer f.mu.Unlock(); return f.status }
 func (f *fakeEngine) Changes() <-chan struct{}      { return f.changes }
 func (f *fakeEngine) record(c string) error {
 	f.mu.Lock()
@@ -47,17 +50,14 @@ func (f *fakeEngine) record(c string) error {
 	f.commands <- c
 	return err
 }
-func (f *fakeEngine) Start(n string) error    { return f.record("start " + n) }
-func (f *fakeEngine) Stop(n string) error     { return f.record("stop " + n) }
-func (f *fakeEngine) Restart(n string) error  { return f.record("restart " + n) }
-func (f *fakeEngine) CheckNow(n string) error { return f.record("check " + n) }
-func (f *fakeEngine) Reload(s []*registry.Server) {
-	f.mu.Lock()
-	f.reloads = append(f.reloads, s)
-	f.mu.Unlock()
-	f.record("reload")
+func (f *fakeEngine) Start(_ context.Context, n string) error    { return f.record("start " + n) }
+func (f *fakeEngine) Stop(_ context.Context, n string) error     { return f.record("stop " + n) }
+func (f *fakeEngine) Restart(_ context.Context, n string) error  { return f.record("restart " + n) }
+func (f *fakeEngine) CheckNow(_ context.Context, n string) error { return f.record("check " + n) }
+func (f *fakeEngine) Reload(context.Context) (*control.ReloadResult, error) {
+	return &control.ReloadResult{}, f.record("reload")
 }
-func (f *fakeEngine) Log(name string, since uint64) ([]supervisor.LogLine, uint64) {
+func (f *fakeEngine) Log(_ context.Context, name string, since uint64) ([]supervisor.LogLine, uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []supervisor.LogLine
@@ -68,7 +68,14 @@ func (f *fakeEngine) Log(name string, since uint64) ([]supervisor.LogLine, uint6
 			next = l.Seq
 		}
 	}
-	return out, next
+	return out, next, nil
+}
+
+// called reports whether the engine got command c.
+func (f *fakeEngine) called(c string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Contains(f.calls, c)
 }
 
 // waitCommand waits for the engine to get a command.
@@ -227,7 +234,7 @@ func TestTrayMenu(t *testing.T) {
 	}
 }
 
-func newTestController(t *testing.T, eng Engine, cfgPath string) *controller {
+func newTestController(t *testing.T, eng control.Engine, cfgPath string) *controller {
 	t.Helper()
 	a := test.NewTempApp(t)
 	c := newController(a, eng, cfgPath, &app.Env{})
@@ -381,7 +388,7 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 	test.AssertRendersToMarkup(t, "form_remote.xml", w.Canvas())
 }
 
-func TestEditSaveAndRemoveGoThroughReload(t *testing.T) {
+func TestEditSaveAndRemoveLeaveApplyingToTheEngine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "servers.toml")
 	os.WriteFile(path, []byte("# mine\n[servers.a]\ncommand = \"x\"\n\n[servers.b]\ncommand = \"y\"\n"), 0o600)
 	eng := newFakeEngine(sampleSnapshot())
@@ -401,8 +408,9 @@ func TestEditSaveAndRemoveGoThroughReload(t *testing.T) {
 	if !slices.Equal(names, []string{"a", "b", "new"}) || cfg.Server("a").Args[0] != "--v" {
 		t.Errorf("saved config: %v %+v", names, cfg.Server("a"))
 	}
-	if len(eng.reloads) != 2 || len(eng.reloads[1]) != 3 {
-		t.Errorf("reloads: %d", len(eng.reloads))
+	// The engine follows its file: the app does not reload on top.
+	if eng.called("reload") {
+		t.Errorf("the app reloaded after a save: %v", eng.calls)
 	}
 	if bak, _ := os.ReadFile(path + ".bak"); !strings.Contains(string(bak), "--v") && !strings.Contains(string(bak), "new") {
 		t.Errorf("no backup: %q", bak)
@@ -464,24 +472,20 @@ func TestLatencyChartRenders(t *testing.T) {
 	test.AssertRendersToMarkup(t, "latency_chart.xml", w.Canvas())
 }
 
-// staleEngine is an engine that lost its daemon.
-type staleEngine struct{ *fakeEngine }
-
-func (staleEngine) Err() error { return fmt.Errorf("connection refused") }
-
 func TestStaleDaemonIsShown(t *testing.T) {
-	eng := staleEngine{newFakeEngine(sampleSnapshot())}
+	eng := newFakeEngine(sampleSnapshot())
+	eng.status.Unreachable = fmt.Errorf("connection refused")
 	c := newTestController(t, eng, "")
 	c.apply(eng.Snapshot())
 	if !c.main.warning.Visible() || !strings.Contains(c.main.warning.Text, "not answering") {
 		t.Errorf("warning: visible=%v %q", c.main.warning.Visible(), c.main.warning.Text)
 	}
-	menu := buildTrayMenu(eng.Snapshot(), engineWarning(eng), c.trayActions())
-	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled {
-		t.Errorf("tray's first item: %+v", menu.Items[0])
+	warning, level := engineWarning(eng.Status())
+	menu := buildTrayMenu(eng.Snapshot(), warning, c.trayActions())
+	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled || level != healthError {
+		t.Errorf("tray's first item: %+v (level %v)", menu.Items[0], level)
 	}
-	fresh := newFakeEngine(sampleSnapshot())
-	if engineWarning(fresh) != "" {
+	if w, _ := engineWarning(newFakeEngine(sampleSnapshot()).Status()); w != "" {
 		t.Error("an in-process engine is never stale")
 	}
 }
@@ -498,5 +502,23 @@ func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 	c.SetItems(nil)
 	if len(c.shown) != 0 || c.count.Text != "no tools" {
 		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
+	}
+}
+
+// TestServerTextShownVisibly: a server's name, instructions and stderr show
+// their control characters as escapes in the window.
+func TestServerTextShownVisibly(t *testing.T) {
+	snap := sampleSnapshot()
+	rep := *snap.Servers[0].Report
+	rep.ServerInfo.Name = "evil\x1b]52;c;ZXZpbA==\x07"
+	rep.Instructions = "clear\x1b[2J"
+	snap.Servers[0].Report = &rep
+	c := newTestController(t, newFakeEngine(snap), "")
+	c.apply(snap)
+	if got := c.main.fields["Server"].Text; !strings.HasPrefix(got, `evil\x1b]52;c;ZXZpbA==\x07 `) {
+		t.Errorf("server field %q", got)
+	}
+	if got := c.main.instructions.Text; got != `clear\x1b[2J` {
+		t.Errorf("instructions %q", got)
 	}
 }

@@ -3,28 +3,8 @@ package gui
 import (
 	"image/color"
 
-	"mcptray/registry"
 	"mcptray/supervisor"
 )
-
-// Engine is what the desktop app drives: the supervisor running in this
-// process or, through the control API, in a daemon. The UI never knows which.
-type Engine interface {
-	Snapshot() supervisor.Snapshot
-	// Changes signals (coalesced) that Snapshot has something new.
-	Changes() <-chan struct{}
-	Start(name string) error
-	Stop(name string) error
-	Restart(name string) error
-	// CheckNow probes a server at once ("" for all).
-	CheckNow(name string) error
-	// Log returns the stderr lines after sequence number since, and the
-	// sequence number to ask from next time.
-	Log(name string, since uint64) ([]supervisor.LogLine, uint64)
-	// Reload applies a new server list: added servers start, removed ones
-	// stop, changed ones restart, the rest are left alone.
-	Reload(servers []*registry.Server)
-}
 
 // health is the tray's one-glance summary of every enabled server.
 type health int

@@ -259,7 +259,8 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	}
 
 	now := m.c.now()
-	set := func(k, v string) { m.fields[k].SetText(orDash(v)) }
+	// What the server sent is shown with its control characters visible.
+	set := func(k, v string) { m.fields[k].SetText(orDash(app.VisibleLine(v))) }
 	set("Status", string(s.State)+" since "+s.Since.Local().Format("15:04:05"))
 	set("Reason", s.Reason)
 	if r := s.Report; r != nil {
@@ -274,7 +275,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		}
 		set("Protocol", proto)
 		m.caps.SetText(prettyJSON(r.Capabilities))
-		m.instructions.SetText(orDash(r.Instructions))
+		m.instructions.SetText(orDash(app.Visible(r.Instructions)))
 	} else {
 		set("Server", "")
 		set("Protocol", string(s.Era))
@@ -336,7 +337,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 				b.WriteString(l.Text + "\n")
 			}
 		}
-		m.diagText.SetText(strings.TrimSpace(b.String()))
+		m.diagText.SetText(strings.TrimSpace(app.Visible(b.String())))
 		m.diagCard.Show()
 	} else {
 		m.diagCard.Hide()
