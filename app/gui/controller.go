@@ -168,6 +168,7 @@ func (c *controller) trayActions() trayActions {
 		showDetails: func(name string) { c.openServer(name, "Overview") },
 		viewLog:     func(name string) { c.openServer(name, "Log") },
 		copyConfig:  c.copyConfig,
+		signIn:      c.signIn,
 		openMain:    c.openMain,
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,

@@ -43,6 +43,8 @@ type mainWindow struct {
 	fields       map[string]*widget.Label
 	diagCard     *widget.Card
 	diagText     *widget.Label
+	signIn       *widget.Button // on the diagnosis card of a server that needs sign-in
+	signInRow    *fyne.Container
 	instructions *widget.Label
 	caps         *widget.Label
 
@@ -117,7 +119,11 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.diagText = widget.NewLabel("")
 	m.diagText.Wrapping = fyne.TextWrapWord
 	m.diagText.Selectable = true
-	m.diagCard = widget.NewCard("", "", m.diagText)
+	m.signIn = widget.NewButtonWithIcon("Sign in…", theme.LoginIcon(), func() { m.c.signIn(m.selected) })
+	m.signIn.Importance = widget.HighImportance
+	m.signInRow = container.NewHBox(m.signIn)
+	m.signInRow.Hide()
+	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagText, m.signInRow))
 	m.instructions = widget.NewLabel("")
 	m.instructions.Wrapping = fyne.TextWrapWord
 	m.instructions.Selectable = true
@@ -338,6 +344,11 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 			}
 		}
 		m.diagText.SetText(strings.TrimSpace(app.Visible(b.String())))
+		if needsSignIn(s) {
+			m.signInRow.Show()
+		} else {
+			m.signInRow.Hide()
+		}
 		m.diagCard.Show()
 	} else {
 		m.diagCard.Hide()
