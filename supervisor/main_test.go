@@ -135,6 +135,7 @@ func childServer(t testing.TB, name, mode string, env ...string) *registry.Serve
 func testOptions(t testing.TB) *Options {
 	return &Options{
 		LogDir:     t.TempDir(),
+		ProcDir:    t.TempDir(),
 		NoLogFiles: true,
 		Jitter:     -1,
 		StopGrace:  200 * time.Millisecond,

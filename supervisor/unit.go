@@ -384,7 +384,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			return failed(diagCommand(srv, ce))
 		}
 		firstSeq = u.ring.total() + 1
-		p, err = spawn(spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir}, u.ring, u.logf, o.MaxLineBytes, clock.Now)
+		p, err = spawn(spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir, Name: srv.Name, Records: u.sup.records}, u.ring, u.logf, o.MaxLineBytes, clock.Now)
 		if err != nil {
 			return failed(diagSpawn(srv, path, err))
 		}

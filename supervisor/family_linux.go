@@ -1,0 +1,452 @@
+package supervisor
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux the family of a server is found in /proc, so that a stop reaches
+// the processes that left the server's process group: a grandchild that
+// called setsid(), the child of a server that double-forked to daemonize.
+//
+// Why not a cgroup per server: it is the only airtight way (a cgroup cannot
+// be left, and cgroup.kill ends it at once), but it needs a delegated
+// cgroup v2 subtree, which a desktop session, `mcptray check` in a terminal
+// or a systemd user service without Delegate=yes usually does not have.
+// The baseline that works for every user is this:
+//
+//   - mcptray is a child subreaper (PR_SET_CHILD_SUBREAPER): an orphan of a
+//     server re-parents to mcptray, not to init, so it stays a descendant
+//     and its exit can be reaped and reported.
+//   - A member is found by what it cannot shed by leaving its session: it
+//     descends (parent chain) from the server or from a member; or it runs
+//     with the server's MCPTRAY_SPAWN_ID token in its environment (the
+//     environment is inherited by every descendant that does not clear it);
+//     or it holds one of the server's stdin/stdout/stderr pipes (a daemon
+//     that serves on them cannot close them); or it is in the server's
+//     process group; or it was seen as a member before.
+//   - A stop signals every member and every process group a member leads,
+//     and repeats until none is left (a member may fork while it is being
+//     killed).
+//
+// Reaping: a subreaper must wait for the orphans it inherits or they stay
+// zombies. os/exec waits for the servers themselves, and other code in
+// mcptray runs commands with os/exec too, so mcptray never calls wait(-1):
+// it reaps only zombies that are its children, that are not a server
+// os/exec is waiting for, and that belong to a family (by pid, process group
+// or session).
+
+// spawnIDVar is the environment variable that carries a server's token.
+const spawnIDVar = "MCPTRAY_SPAWN_ID"
+
+var subreaperOnce sync.Once
+
+// becomeSubreaper makes orphans of servers re-parent to mcptray. It fails
+// only on kernels before 3.4; then orphans go to init and are still found by
+// their token and pipes, only their exit status is lost.
+func becomeSubreaper() {
+	subreaperOnce.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+}
+
+// activeLeaders are the servers os/exec is waiting for: never reaped here.
+var activeLeaders sync.Map // pid → struct{}
+
+// family tracks the processes one server started.
+type family struct {
+	leader      int
+	leaderStart uint64
+	token       string    // spawnIDVar=value
+	pipes       [3]uint64 // inodes of the stdin, stdout and stderr pipes
+	self        int
+
+	mu     sync.Mutex     // guards the fields below
+	reaped bool           // the leader's Wait returned: its pid may be reused
+	known  map[int]uint64 // members seen alive: pid → start time
+}
+
+// pipe bits in census.holds.
+const (
+	holdsStdin = 1 << iota
+	holdsStdout
+	holdsStderr
+)
+
+// census is one look at a family.
+type census struct {
+	live    map[int]procStat
+	holds   map[int]uint8 // live members holding the server's pipes
+	zombies []procStat    // dead members that only mcptray can reap
+	groups  []int         // process groups led by the family
+}
+
+func newFamily(leader int, token string, stdin, stdout, stderr *os.File) *family {
+	becomeSubreaper()
+	activeLeaders.Store(leader, struct{}{})
+	f := &family{leader: leader, token: token, self: os.Getpid(), known: map[int]uint64{}}
+	f.pipes = [3]uint64{fileInode(stdin), fileInode(stdout), fileInode(stderr)}
+	if s, ok := readStat(leader); ok {
+		f.leaderStart = s.start
+		f.known[leader] = s.start
+	}
+	return f
+}
+
+// awaitLeader blocks until the leader has exited, without reaping it, and
+// takes a census while its pid and process group still name it.
+func (f *family) awaitLeader() {
+	for {
+		err := unix.Waitid(unix.P_PID, f.leader, nil, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	f.look(false)
+}
+
+// leaderReaped is called once os/exec has reaped the leader.
+func (f *family) leaderReaped() {
+	f.mu.Lock()
+	f.reaped = true
+	delete(f.known, f.leader)
+	f.mu.Unlock()
+	activeLeaders.Delete(f.leader)
+}
+
+// look takes a census and remembers the members seen. heirs asks which
+// members hold the server's pipes (every candidate's open files are read).
+func (f *family) look(heirs bool) census {
+	t := readProcTable()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := census{live: map[int]procStat{}, holds: map[int]uint8{}}
+	selfPgid, selfSid := unix.Getpgrp(), 0
+	if sid, err := unix.Getsid(0); err == nil {
+		selfSid = sid
+	}
+	member := map[int]bool{}
+	var queue []int
+	add := func(pid int) {
+		if !member[pid] && pid != f.self && pid > 1 {
+			member[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	for pid, s := range t.procs {
+		if pid == f.self {
+			continue
+		}
+		in := (f.known[pid] != 0 && f.known[pid] == s.start) || (!f.reaped && s.pgid == f.leader)
+		if t.mine[pid] && !s.zombie() {
+			if heirs || !in {
+				if h := f.holding(pid); h != 0 {
+					c.holds[pid] = h
+					in = true
+				}
+			}
+			if !in && f.token != "" && hasEnv(pid, f.token) {
+				in = true
+			}
+		}
+		if in {
+			add(pid)
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[pid] {
+			add(k)
+		}
+	}
+	ids := map[int]bool{f.leader: true}
+	for pid := range member {
+		s := t.procs[pid]
+		ids[pid], ids[s.pgid], ids[s.sid] = true, true, true
+		if !s.zombie() {
+			c.live[pid] = s
+			f.known[pid] = s.start
+		}
+	}
+	for pid, start := range f.known {
+		if s, ok := t.procs[pid]; !ok || s.start != start {
+			delete(f.known, pid) // gone: its pid may name another process now
+			continue
+		}
+		ids[pid] = true
+	}
+	delete(ids, selfPgid)
+	delete(ids, selfSid)
+	delete(ids, 0)
+	delete(ids, 1)
+	groups := map[int]bool{}
+	for _, s := range c.live {
+		if s.pgid > 1 && s.pgid != selfPgid && (member[s.pgid] || s.pgid == f.leader) {
+			groups[s.pgid] = true
+		}
+	}
+	for g := range groups {
+		c.groups = append(c.groups, g)
+	}
+	for pid := range c.holds {
+		if !member[pid] {
+			delete(c.holds, pid)
+		}
+	}
+	// Zombies: our children (orphans re-parented to the subreaper) that
+	// are not a server os/exec waits for, and belong here by pid, group or
+	// session (the middle process of a double fork is the session id of
+	// the daemon it left behind).
+	for pid, s := range t.procs {
+		if !s.zombie() || s.ppid != f.self {
+			continue
+		}
+		if _, ok := activeLeaders.Load(pid); ok {
+			continue
+		}
+		if ids[pid] || ids[s.pgid] || ids[s.sid] {
+			c.zombies = append(c.zombies, s)
+		}
+	}
+	return c
+}
+
+// holding says which of the server's pipes pid holds.
+func (f *family) holding(pid int) uint8 {
+	if f.pipes == [3]uint64{} {
+		return 0
+	}
+	inos := pipeInodes(pid)
+	var h uint8
+	for i, ino := range f.pipes {
+		if ino != 0 && inos[ino] {
+			h |= 1 << i
+		}
+	}
+	return h
+}
+
+// reap waits for the zombies of a census (each by its pid: never wait(-1)).
+func reap(zs []procStat) {
+	for _, z := range zs {
+		var ws unix.WaitStatus
+		unix.Wait4(z.pid, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// signal sends sig to every live member and every group one leads. It
+// returns how many members there were.
+func (f *family) signal(sig syscall.Signal) int {
+	c := f.look(false)
+	reap(c.zombies)
+	for pid := range c.live {
+		unix.Kill(pid, sig)
+	}
+	for _, g := range c.groups {
+		unix.Kill(-g, sig)
+	}
+	return len(c.live)
+}
+
+func (f *family) terminate() { f.signal(syscall.SIGTERM) }
+
+// killAll kills the family until nothing of it is left and reaps what is
+// ours, within a bound (a process in uninterruptible sleep can outlast
+// SIGKILL for a while). It returns the members still alive.
+func (f *family) killAll() int {
+	deadline := time.Now().Add(5 * time.Second)
+	wait := time.Millisecond
+	for {
+		n := f.signal(syscall.SIGKILL)
+		if n == 0 {
+			c := f.look(false)
+			reap(c.zombies)
+			if len(c.live) == 0 && len(c.zombies) == 0 {
+				return 0
+			}
+		}
+		if time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// members lists the live members seen so far, for the record file.
+func (f *family) members() []procID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]procID, 0, len(f.known))
+	for pid, start := range f.known {
+		out = append(out, procID{PID: pid, Start: start})
+	}
+	return out
+}
+
+// followHeirs is called after a leader exited cleanly: the descendants that
+// still hold both its stdin and stdout are the server now (it daemonized
+// and serves from a child). It waits until no such heir is left, calling
+// onHeir for each one it follows, and returns how the last one ended.
+// followed is false when there was no heir.
+func (f *family) followHeirs(onHeir func(pid int)) (exit ExitInfo, followed bool) {
+	exit = ExitInfo{Code: -1}
+	for {
+		c := f.look(true)
+		reap(c.zombies)
+		var heirs []procStat
+		for pid, h := range c.holds {
+			if h&(holdsStdin|holdsStdout) == holdsStdin|holdsStdout {
+				heirs = append(heirs, c.live[pid])
+			}
+		}
+		if len(heirs) == 0 {
+			return exit, followed
+		}
+		followed = true
+		for _, h := range heirs {
+			onHeir(h.pid)
+		}
+		if done, ok := waitAny(heirs); ok {
+			exit = reapHeir(done, f.self, exit)
+		}
+	}
+}
+
+// waitAny blocks until one of ps has exited and returns it.
+func waitAny(ps []procStat) (procStat, bool) {
+	var fds []unix.PollFd
+	var who []procStat
+	defer func() {
+		for _, p := range fds {
+			unix.Close(int(p.Fd))
+		}
+	}()
+	for _, p := range ps {
+		fd, err := unix.PidfdOpen(p.pid, 0)
+		if err != nil {
+			if err == syscall.ESRCH {
+				return p, true
+			}
+			continue
+		}
+		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		who = append(who, p)
+		// The pidfd names whatever process has the pid now: make sure it
+		// is the one seen.
+		if s, ok := readStat(p.pid); !ok || s.start != p.start || s.zombie() {
+			return p, true
+		}
+	}
+	if len(fds) == 0 {
+		// No pidfd (Linux before 5.3): look again now and then.
+		for {
+			for _, p := range ps {
+				if s, ok := readStat(p.pid); !ok || s.start != p.start || s.zombie() {
+					return p, true
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return procStat{}, false
+		}
+		for i, p := range fds {
+			if p.Revents != 0 {
+				return who[i], true
+			}
+		}
+	}
+}
+
+// reapHeir collects an heir's exit status when it is mcptray's child (it
+// re-parented to the subreaper); otherwise its parent reaps it and the
+// status stays unknown (prev).
+func reapHeir(h procStat, self int, prev ExitInfo) ExitInfo {
+	s, ok := readStat(h.pid)
+	if !ok || s.start != h.start || !s.zombie() || s.ppid != self {
+		return prev
+	}
+	var ws unix.WaitStatus
+	if pid, err := unix.Wait4(h.pid, &ws, unix.WNOHANG, nil); err != nil || pid != h.pid {
+		return prev
+	}
+	if ws.Signaled() {
+		return ExitInfo{Code: -1, Signal: unix.SignalName(ws.Signal())}
+	}
+	return ExitInfo{Code: ws.ExitStatus()}
+}
+
+// groupPid is the pid to signal the leader's process group by: 0 once the
+// leader is reaped (its pid may be reused; the members left are signalled
+// by the family, which knows their groups).
+func (f *family) groupPid() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.reaped {
+		return 0
+	}
+	return f.leader
+}
+
+// killStale ends what a dead supervisor's record names: the server if it
+// still runs with the recorded start time, the family members recorded,
+// every process carrying its token, their descendants and the groups they
+// lead. It returns how many processes it signalled.
+func killStale(rec procRecord) int {
+	t := readProcTable()
+	me := os.Getpid()
+	member := map[int]bool{}
+	var queue []int
+	add := func(pid int) {
+		if !member[pid] && pid != me && pid > 1 && t.mine[pid] {
+			member[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	if s, ok := t.procs[rec.PID]; ok && s.start == rec.Start {
+		add(rec.PID)
+	}
+	for _, m := range rec.Family {
+		if s, ok := t.procs[m.PID]; ok && s.start == m.Start {
+			add(m.PID)
+		}
+	}
+	if rec.Token != "" {
+		kv := spawnIDVar + "=" + rec.Token
+		for pid, s := range t.procs {
+			if t.mine[pid] && !s.zombie() && hasEnv(pid, kv) {
+				add(pid)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[pid] {
+			add(k)
+		}
+	}
+	n := 0
+	for pid := range member {
+		s := t.procs[pid]
+		if s.zombie() {
+			continue
+		}
+		n++
+		unix.Kill(pid, syscall.SIGKILL)
+		if member[s.pgid] {
+			unix.Kill(-s.pgid, syscall.SIGKILL)
+		}
+	}
+	return n
+}
