@@ -43,13 +43,16 @@ import (
 // spawnIDVar is the environment variable that carries a server's token.
 const spawnIDVar = "MCPTRAY_SPAWN_ID"
 
-var subreaperOnce sync.Once
+var (
+	subreaperOnce sync.Once
+	subreaper     bool // set once: every descendant of a server stays a descendant of mcptray
+)
 
 // becomeSubreaper makes orphans of servers re-parent to mcptray. It fails
 // only on kernels before 3.4; then orphans go to init and are still found by
 // their token and pipes, only their exit status is lost.
 func becomeSubreaper() {
-	subreaperOnce.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	subreaperOnce.Do(func() { subreaper = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil })
 }
 
 // activeLeaders are the servers os/exec is waiting for: never reaped here.
@@ -66,6 +69,10 @@ type family struct {
 	mu     sync.Mutex     // guards the fields below
 	reaped bool           // the leader's Wait returned: its pid may be reused
 	known  map[int]uint64 // members seen alive: pid → start time
+	// ids are the process groups and sessions members were seen in: the
+	// middle process of a double fork, dead before it was seen, is the
+	// session of the daemon it left.
+	ids map[int]bool
 }
 
 // pipe bits in census.holds.
@@ -81,12 +88,18 @@ type census struct {
 	holds   map[int]uint8 // live members holding the server's pipes
 	zombies []procStat    // dead members that only mcptray can reap
 	groups  []int         // process groups led by the family
+	// unsure counts descendants of mcptray that could not be told apart:
+	// in the middle of an exec (environment and files unreadable), or
+	// exiting or dead (a zombie younger than the leader). /proc is not read
+	// in one atomic step, so a child such a process just started may be
+	// missing from the census.
+	unsure int
 }
 
 func newFamily(leader int, token string, stdin, stdout, stderr *os.File) *family {
 	becomeSubreaper()
 	activeLeaders.Store(leader, struct{}{})
-	f := &family{leader: leader, token: token, self: os.Getpid(), known: map[int]uint64{}}
+	f := &family{leader: leader, token: token, self: os.Getpid(), known: map[int]uint64{}, ids: map[int]bool{}}
 	f.pipes = [3]uint64{fileInode(stdin), fileInode(stdout), fileInode(stderr)}
 	if s, ok := readStat(leader); ok {
 		f.leaderStart = s.start
@@ -104,7 +117,7 @@ func (f *family) awaitLeader() {
 			break
 		}
 	}
-	f.look(false)
+	f.look(lookFull)
 }
 
 // leaderReaped is called once os/exec has reaped the leader.
@@ -116,9 +129,16 @@ func (f *family) leaderReaped() {
 	activeLeaders.Delete(f.leader)
 }
 
-// look takes a census and remembers the members seen. heirs asks which
-// members hold the server's pipes (every candidate's open files are read).
-func (f *family) look(heirs bool) census {
+// Kinds of census.
+const (
+	lookFull    = iota // find members by token and pipes too
+	lookHeirs          // and say which members hold the pipes
+	lookShallow        // by descent, group and earlier sightings only (cheap)
+)
+
+// look takes a census and remembers the members seen.
+func (f *family) look(kind int) census {
+	heirs, deep := kind == lookHeirs, kind != lookShallow
 	t := readProcTable()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -135,20 +155,43 @@ func (f *family) look(heirs bool) census {
 			queue = append(queue, pid)
 		}
 	}
-	for pid, s := range t.procs {
+	// A member found by its token or pipes is a descendant of mcptray as
+	// long as mcptray is a subreaper: only those need their environment
+	// and open files read.
+	candidates := t.procs
+	if subreaper {
+		candidates = t.subtree(f.self)
+	}
+	for pid, s := range candidates {
 		if pid == f.self {
 			continue
 		}
 		in := (f.known[pid] != 0 && f.known[pid] == s.start) || (!f.reaped && s.pgid == f.leader)
-		if t.mine[pid] && !s.zombie() {
+		// A descendant of mcptray is the user's even when /proc says
+		// otherwise for a moment (during an exec the files of a process
+		// can belong to root).
+		ours := subreaper || t.mine[pid]
+		if deep && ours && s.zombie() && s.start >= f.leaderStart {
+			// Exiting, or dead before it was seen: it may have handed the
+			// pipes to a child that /proc was read too early to list.
+			c.unsure++
+		}
+		if deep && ours && !s.zombie() {
+			readable := true
 			if heirs || !in {
-				if h := f.holding(pid); h != 0 {
+				h, ok := f.holding(pid)
+				readable = ok
+				if h != 0 {
 					c.holds[pid] = h
 					in = true
 				}
 			}
-			if !in && f.token != "" && hasEnv(pid, f.token) {
-				in = true
+			if !in && f.token != "" {
+				has, ok := hasEnv(pid, f.token)
+				in, readable = has, readable && ok
+			}
+			if !readable && (heirs || !in) {
+				c.unsure++
 			}
 		}
 		if in {
@@ -182,6 +225,19 @@ func (f *family) look(heirs bool) census {
 	delete(ids, selfSid)
 	delete(ids, 0)
 	delete(ids, 1)
+	inUse := map[int]bool{}
+	for pid, s := range t.procs {
+		inUse[pid], inUse[s.pgid], inUse[s.sid] = true, true, true
+	}
+	for id := range f.ids {
+		if !inUse[id] {
+			delete(f.ids, id) // no process holds the number: it may be reused
+		}
+	}
+	for id := range ids {
+		f.ids[id] = true
+	}
+	ids = f.ids
 	groups := map[int]bool{}
 	for _, s := range c.live {
 		if s.pgid > 1 && s.pgid != selfPgid && (member[s.pgid] || s.pgid == f.leader) {
@@ -214,19 +270,19 @@ func (f *family) look(heirs bool) census {
 	return c
 }
 
-// holding says which of the server's pipes pid holds.
-func (f *family) holding(pid int) uint8 {
+// holding says which of the server's pipes pid holds; ok is false when its
+// open files could not be read.
+func (f *family) holding(pid int) (h uint8, ok bool) {
 	if f.pipes == [3]uint64{} {
-		return 0
+		return 0, true
 	}
-	inos := pipeInodes(pid)
-	var h uint8
+	inos, ok := pipeInodes(pid)
 	for i, ino := range f.pipes {
 		if ino != 0 && inos[ino] {
 			h |= 1 << i
 		}
 	}
-	return h
+	return h, ok
 }
 
 // reap waits for the zombies of a census (each by its pid: never wait(-1)).
@@ -240,7 +296,12 @@ func reap(zs []procStat) {
 // signal sends sig to every live member and every group one leads. It
 // returns how many members there were.
 func (f *family) signal(sig syscall.Signal) int {
-	c := f.look(false)
+	c := f.look(lookFull)
+	c.send(sig)
+	return len(c.live)
+}
+
+func (c census) send(sig syscall.Signal) {
 	reap(c.zombies)
 	for pid := range c.live {
 		unix.Kill(pid, sig)
@@ -248,32 +309,48 @@ func (f *family) signal(sig syscall.Signal) int {
 	for _, g := range c.groups {
 		unix.Kill(-g, sig)
 	}
-	return len(c.live)
 }
 
 func (f *family) terminate() { f.signal(syscall.SIGTERM) }
 
 // killAll kills the family until nothing of it is left and reaps what is
 // ours, within a bound (a process in uninterruptible sleep can outlast
-// SIGKILL for a while). It returns the members still alive.
+// SIGKILL for a while). It returns the members still alive. Between full
+// looks it follows the members it knows (cheap); a full look confirms the
+// end.
 func (f *family) killAll() int {
 	deadline := time.Now().Add(5 * time.Second)
 	wait := time.Millisecond
+	kind := lookFull
 	for {
-		n := f.signal(syscall.SIGKILL)
-		if n == 0 {
-			c := f.look(false)
-			reap(c.zombies)
-			if len(c.live) == 0 && len(c.zombies) == 0 {
-				return 0
-			}
+		c := f.look(kind)
+		c.send(syscall.SIGKILL)
+		switch {
+		case len(c.live) == 0 && len(c.zombies) == 0 && kind == lookFull:
+			return 0
+		case len(c.live) == 0 && len(c.zombies) == 0:
+			kind = lookFull
+			continue
 		}
+		kind = lookShallow
 		if time.Now().After(deadline) {
-			return n
+			return len(c.live)
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 50*time.Millisecond)
 	}
+}
+
+// refresh takes a cheap census and reports whether it found members not
+// seen before.
+func (f *family) refresh() bool {
+	f.mu.Lock()
+	before := len(f.known)
+	f.mu.Unlock()
+	f.look(lookShallow)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.known) > before
 }
 
 // members lists the live members seen so far, for the record file.
@@ -294,8 +371,9 @@ func (f *family) members() []procID {
 // followed is false when there was no heir.
 func (f *family) followHeirs(onHeir func(pid int)) (exit ExitInfo, followed bool) {
 	exit = ExitInfo{Code: -1}
+	unsure := 0
 	for {
-		c := f.look(true)
+		c := f.look(lookHeirs)
 		reap(c.zombies)
 		var heirs []procStat
 		for pid, h := range c.holds {
@@ -303,9 +381,18 @@ func (f *family) followHeirs(onHeir func(pid int)) (exit ExitInfo, followed bool
 				heirs = append(heirs, c.live[pid])
 			}
 		}
+		if len(heirs) == 0 && c.unsure > 0 && unsure < 50 {
+			// A descendant in the middle of an exec or an exit may be the
+			// heir or its parent: reap what is ours and look again in a
+			// moment (bounded: about half a second).
+			unsure++
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		if len(heirs) == 0 {
 			return exit, followed
 		}
+		unsure = 0
 		followed = true
 		for _, h := range heirs {
 			onHeir(h.pid)
@@ -424,8 +511,10 @@ func killStale(rec procRecord) int {
 	if rec.Token != "" {
 		kv := spawnIDVar + "=" + rec.Token
 		for pid, s := range t.procs {
-			if t.mine[pid] && !s.zombie() && hasEnv(pid, kv) {
-				add(pid)
+			if t.mine[pid] && !s.zombie() {
+				if has, _ := hasEnv(pid, kv); has {
+					add(pid)
+				}
 			}
 		}
 	}
@@ -446,6 +535,29 @@ func killStale(rec procRecord) int {
 		unix.Kill(pid, syscall.SIGKILL)
 		if member[s.pgid] {
 			unix.Kill(-s.pgid, syscall.SIGKILL)
+		}
+	}
+	// Those that re-parent to this process (when it is a subreaper
+	// ancestor of the dead supervisor, as a test or a session manager can
+	// be) are reaped here, each by its pid, once dead; the others by their
+	// parents. Bounded.
+	deadline := time.Now().Add(2 * time.Second)
+	for pid := range member {
+		want := t.procs[pid].start
+		for time.Now().Before(deadline) {
+			s, ok := readStat(pid)
+			if !ok || s.start != want {
+				break // gone
+			}
+			if s.zombie() && s.ppid == me {
+				// (A Go program's main thread is a zombie a moment before
+				// the process can be reaped: try until it can.)
+				var ws unix.WaitStatus
+				if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); got == pid || err != nil {
+					break
+				}
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 	return n

@@ -20,6 +20,7 @@ func (*family) awaitLeader()  {}
 func (*family) leaderReaped() {}
 func (*family) terminate()    {}
 func (*family) killAll() int  { return 0 }
+func (*family) refresh() bool { return false }
 
 func (*family) members() []procID { return nil }
 

@@ -123,6 +123,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		defer errR.Close()
 		pumpStderr(errR, rg, lf, maxLine, now)
 	}()
+	go p.watchFamily()
 	go func() {
 		p.fam.awaitLeader()
 		err := cmd.Wait()
@@ -145,6 +146,31 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// watchFamily looks at the server's family now and then while it runs and
+// records the members it sees, so that if mcptray is killed the next
+// supervisor finds even a descendant that left the session and dropped the
+// token. It looks soon after the start (when servers start their helpers)
+// and then less and less often.
+func (p *process) watchFamily() {
+	if p.recs == nil || p.rec == nil {
+		return
+	}
+	d := 50 * time.Millisecond
+	for {
+		t := time.NewTimer(d)
+		select {
+		case <-p.exited:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if p.fam.refresh() {
+			p.recs.update(p.rec, p.fam.members())
+		}
+		d = min(2*d, 30*time.Second)
+	}
 }
 
 // waitExit waits up to d (on clock) for the process to exit.
@@ -172,6 +198,7 @@ func (p *process) waitExit(clock Clock, d time.Duration) bool {
 // killGrace, kill the group. It returns once the process is reaped and its
 // group is gone (bounded).
 func (p *process) stop(clock Clock, grace, killGrace time.Duration) {
+	p.stopping()
 	p.stdin.Close()
 	if !p.waitExit(clock, grace) {
 		p.group.terminate(p.fam.groupPid())
@@ -183,6 +210,14 @@ func (p *process) stop(clock Clock, grace, killGrace time.Duration) {
 		}
 	}
 	p.cleanup()
+}
+
+// stopping looks at the family while the server still runs. Call it before
+// anything closes the server's stdin: once the server exits, its children
+// re-parent and only what was seen of them (or their token, or the pipes
+// they hold) names them.
+func (p *process) stopping() {
+	p.fam.refresh()
 }
 
 // servingPID is the pid that serves: the leader, or the heir that took

@@ -26,6 +26,26 @@ func readStat(pid int) (procStat, bool) {
 	return parseStat(pid, b)
 }
 
+// readStatOwner reads /proc/PID/stat and the uid that owns it (the
+// process's effective uid).
+func readStatOwner(pid int) (procStat, uint32, bool) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, 0, false
+	}
+	defer f.Close()
+	var owner uint32 = ^uint32(0)
+	if fi, err := f.Stat(); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			owner = st.Uid
+		}
+	}
+	var buf [1024]byte
+	n, _ := f.Read(buf[:])
+	s, ok := parseStat(pid, buf[:n])
+	return s, owner, ok
+}
+
 // parseStat parses a stat line. The command name (field 2) may hold spaces
 // and parentheses, so the fields are counted from the last ')'.
 func parseStat(pid int, b []byte) (procStat, bool) {
@@ -74,45 +94,72 @@ func readProcTable() *procTable {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		s, ok := readStat(pid)
+		s, owner, ok := readStatOwner(pid)
 		if !ok {
 			continue
 		}
 		t.procs[pid] = s
 		t.kids[s.ppid] = append(t.kids[s.ppid], pid)
-		if fi, err := os.Stat("/proc/" + n); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
-				t.mine[pid] = true
-			}
-		}
+		t.mine[pid] = owner == uid
 	}
 	return t
 }
 
+// subtree is the processes that descend from pid. The table is not one
+// atomic picture: a process whose parent exited while /proc was read may
+// name a parent that is not in it; such processes (and their descendants)
+// are in too, as they may have been about to re-parent to pid.
+func (t *procTable) subtree(pid int) map[int]procStat {
+	out := map[int]procStat{}
+	queue := []int{pid}
+	for p, s := range t.procs {
+		if _, ok := t.procs[s.ppid]; !ok && s.ppid > 1 {
+			out[p] = s
+			queue = append(queue, p)
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[p] {
+			if _, seen := out[k]; !seen && k != pid {
+				out[k] = t.procs[k]
+				queue = append(queue, k)
+			}
+		}
+	}
+	return out
+}
+
 // hasEnv reports whether the environment pid started with holds the exact
-// entry kv.
-func hasEnv(pid int, kv string) bool {
+// entry kv. ok is false when the environment could not be read or is empty
+// (as during an exec).
+func hasEnv(pid int, kv string) (has, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	if err != nil || len(b) == 0 {
+		return false, false
 	}
 	for _, e := range bytes.Split(b, []byte{0}) {
 		if string(e) == kv {
-			return true
+			return true, true
 		}
 	}
-	return false
+	return false, true
 }
 
-// pipeInodes returns the pipe inodes pid holds open.
-func pipeInodes(pid int) map[uint64]bool {
+// pipeInodes returns the pipe inodes pid holds open; ok is false when its
+// open files could not be read.
+func pipeInodes(pid int) (inos map[uint64]bool, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
 	d, err := os.Open(dir)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer d.Close()
-	names, _ := d.Readdirnames(-1)
+	names, err := d.Readdirnames(-1)
+	if err != nil || len(names) == 0 {
+		return nil, false
+	}
 	var out map[uint64]bool
 	for _, n := range names {
 		l, err := os.Readlink(dir + "/" + n)
@@ -132,7 +179,7 @@ func pipeInodes(pid int) map[uint64]bool {
 		}
 		out[ino] = true
 	}
-	return out
+	return out, true
 }
 
 // fileInode is the inode of an open file (for a pipe end: the pipe's).

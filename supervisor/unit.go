@@ -483,6 +483,9 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 		if probeT != nil {
 			probeT.Stop()
 		}
+		if p != nil && stopProcess {
+			p.stopping() // before the session closes the server's stdin
+		}
 		closed := make(chan struct{})
 		go func() {
 			defer close(closed)
