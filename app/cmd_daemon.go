@@ -70,7 +70,9 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	if err != nil {
 		return nil, err
 	}
-	sup := supervisor.New(cfg.Servers, EngineOptions(cfg))
+	opts := EngineOptions(cfg)
+	opts.Logger = warningLogger(env.Stderr, "mcptray daemon: ")
+	sup := supervisor.New(cfg.Servers, opts)
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
 	srv := control.NewServer(sup, &control.ServerOptions{
 		ConfigPath:    cfg.Path,

@@ -219,8 +219,8 @@ func cleanStaleRecords(dir string, logger *slog.Logger) int {
 				}
 			}
 			if n > 0 {
-				logger.Warn("ended processes left running by an mcptray that did not stop cleanly",
-					"owner_pid", owner.PID, "processes", n, "servers", strings.Join(names, ","))
+				logger.Warn(fmt.Sprintf("ended %d processes left running by mcptray pid %d, which did not stop cleanly (servers: %s)",
+					n, owner.PID, strings.Join(names, ", ")))
 			}
 			total += n
 		}
