@@ -223,7 +223,7 @@ func TestKilledEngineLeftoversCleaned(t *testing.T) {
 			r := d.startDaemon() // its config has only the demo server
 			d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
 			waitMarkedPIDs(t, mark, 0, "after a new daemon started")
-			if !regexpLine(r.log(), `^mcptray daemon: ended [1-9]\d* processes left running by mcptray pid \d+, which did not stop cleanly \(servers: escaper`) {
+			if !regexpLine(r.log(), `^mcptray daemon: ended [1-9]\d* process(es)? left running by mcptray pid \d+, which did not stop cleanly \(servers: escaper`) {
 				t.Errorf("the new daemon did not say what it ended:\n%s", r.log())
 			}
 		})

@@ -244,6 +244,10 @@ func TestDaemonizingServerIsReady(t *testing.T) {
 	if got := waitMarked(t, mark, 1, "ready"); got[0] != daemon {
 		t.Errorf("marked %v, daemon %d", got, daemon)
 	}
+	// The state names the process that serves.
+	if st := waitState(t, s, "srv", "the daemon's pid", func(st *ServerState) bool { return st.PID == daemon }); st.State != StateReady {
+		t.Errorf("state %s", st.State)
+	}
 	if err := s.Stop("srv"); err != nil {
 		t.Fatal(err)
 	}

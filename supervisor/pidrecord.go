@@ -219,8 +219,12 @@ func cleanStaleRecords(dir string, logger *slog.Logger) int {
 				}
 			}
 			if n > 0 {
-				logger.Warn(fmt.Sprintf("ended %d processes left running by mcptray pid %d, which did not stop cleanly (servers: %s)",
-					n, owner.PID, strings.Join(names, ", ")))
+				what := "processes"
+				if n == 1 {
+					what = "process"
+				}
+				logger.Warn(fmt.Sprintf("ended %d %s left running by mcptray pid %d, which did not stop cleanly (servers: %s)",
+					n, what, owner.PID, strings.Join(names, ", ")))
 			}
 			total += n
 		}

@@ -19,6 +19,9 @@ type spawnSpec struct {
 	// record file while it runs (see pidrecord.go).
 	Name    string
 	Records *procRecords
+	// OnHandoff, when set, is told the pid of the descendant that serves
+	// after the server's first process exited 0 (it daemonized).
+	OnHandoff func(pid int)
 }
 
 // process is one running server process and the pipes mcptray holds to it.
@@ -134,6 +137,9 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 				if int(p.heir.Swap(int64(pid))) != pid {
 					lf.note(now(), "pid %d exited with code 0; pid %d keeps its stdin and stdout and serves in its place", p.pid, pid)
 					p.recs.update(p.rec, p.fam.members())
+					if spec.OnHandoff != nil {
+						spec.OnHandoff(pid)
+					}
 				}
 			})
 			if followed {

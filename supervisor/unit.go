@@ -384,7 +384,8 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			return failed(diagCommand(srv, ce))
 		}
 		firstSeq = u.ring.total() + 1
-		p, err = spawn(spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir, Name: srv.Name, Records: u.sup.records}, u.ring, u.logf, o.MaxLineBytes, clock.Now)
+		p, err = spawn(spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir, Name: srv.Name, Records: u.sup.records,
+			OnHandoff: func(pid int) { u.edit(func(st *ServerState) { st.PID = pid }) }}, u.ring, u.logf, o.MaxLineBytes, clock.Now)
 		if err != nil {
 			return failed(diagSpawn(srv, path, err))
 		}
@@ -399,7 +400,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 			diag = u.currentDiag()
 		}
 		u.set(state, reason, diag, func(st *ServerState) {
-			st.PID, st.StartedAt, st.NextAttempt = p.pid, p.started, time.Time{}
+			st.PID, st.StartedAt, st.NextAttempt = p.servingPID(), p.started, time.Time{}
 			st.Command, st.ResolvedPath = srv.Command+" → "+path, path
 			if u.eraSeen {
 				st.Era = u.era
