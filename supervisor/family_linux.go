@@ -148,11 +148,10 @@ func (f *family) look(kind int) census {
 		selfSid = sid
 	}
 	member := map[int]bool{}
-	var queue []int
+	keep := func(pid int) bool { return pid != f.self && pid > 1 }
 	add := func(pid int) {
-		if !member[pid] && pid != f.self && pid > 1 {
+		if keep(pid) {
 			member[pid] = true
-			queue = append(queue, pid)
 		}
 	}
 	// A member found by its token or pipes is a descendant of mcptray as
@@ -198,13 +197,7 @@ func (f *family) look(kind int) census {
 			add(pid)
 		}
 	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, k := range t.kids[pid] {
-			add(k)
-		}
-	}
+	t.spread(member, keep)
 	ids := map[int]bool{f.leader: true}
 	for pid := range member {
 		s := t.procs[pid]
@@ -493,11 +486,10 @@ func killStale(rec procRecord) int {
 	t := readProcTable()
 	me := os.Getpid()
 	member := map[int]bool{}
-	var queue []int
+	keep := func(pid int) bool { return pid != me && pid > 1 && t.mine[pid] }
 	add := func(pid int) {
-		if !member[pid] && pid != me && pid > 1 && t.mine[pid] {
+		if keep(pid) {
 			member[pid] = true
-			queue = append(queue, pid)
 		}
 	}
 	if s, ok := t.procs[rec.PID]; ok && s.start == rec.Start {
@@ -518,13 +510,7 @@ func killStale(rec procRecord) int {
 			}
 		}
 	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, k := range t.kids[pid] {
-			add(k)
-		}
-	}
+	t.spread(member, keep)
 	n := 0
 	for pid := range member {
 		s := t.procs[pid]

@@ -105,6 +105,25 @@ func readProcTable() *procTable {
 	return t
 }
 
+// spread adds to set the descendants of its members that keep accepts
+// (through accepted processes only).
+func (t *procTable) spread(set map[int]bool, keep func(pid int) bool) {
+	queue := make([]int, 0, len(set))
+	for pid := range set {
+		queue = append(queue, pid)
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[pid] {
+			if !set[k] && keep(k) {
+				set[k] = true
+				queue = append(queue, k)
+			}
+		}
+	}
+}
+
 // subtree is the processes that descend from pid. The table is not one
 // atomic picture: a process whose parent exited while /proc was read may
 // name a parent that is not in it; such processes (and their descendants)
