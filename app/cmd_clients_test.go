@@ -114,7 +114,7 @@ func TestExportEveryClient(t *testing.T) {
 	}
 	// cli, deeplink, file.
 	out, _, _ = runCLI(t, nil, "export", "--client", "claude-code", "--format", "cli", "--config", cfg, "--no-resolve", "remote")
-	if want := "claude mcp add --transport http --scope user remote https://mcp.example.com/mcp --header 'Authorization: Bearer ${EXAMPLE_TOKEN}'\n"; out != want {
+	if want := "claude mcp add remote https://mcp.example.com/mcp --transport http --scope user --header 'Authorization: Bearer ${EXAMPLE_TOKEN}'\n"; out != want {
 		t.Errorf("cli:\n%s\nwant\n%s", out, want)
 	}
 	out, _, _ = runCLI(t, nil, "export", "--client", "cursor", "--format", "deeplink", "--config", cfg, "--no-resolve", "files")
@@ -133,6 +133,21 @@ func TestExportEveryClient(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "unknown client") {
 		t.Errorf("unknown client: %d %s", code, errOut)
 	}
+	// The names people type.
+	for _, id := range []string{"claude", "gemini-cli"} {
+		if _, errOut, code := runCLI(t, nil, "export", "--client", id, "--format", "cli", "--config", cfg, "--no-resolve", "files"); code != 0 {
+			t.Errorf("--client %s: exit %d: %s", id, code, errOut)
+		}
+	}
+	_, errOut, code = runCLI(t, nil, "export", "--client", "gemnii", "--config", cfg)
+	if code != 2 || !strings.Contains(errOut, "did you mean gemini?") {
+		t.Errorf("typo: %d %s", code, errOut)
+	}
+	// A literal secret is printed as <hidden>, said on stderr, never as the mask.
+	out, errOut, _ = runCLI(t, nil, "export", "--client", "claude-code", "--format", "cli", "--config", cfg, "--no-resolve", "github")
+	if !strings.Contains(out, "DEBUG=<hidden>") || strings.Contains(out, Masked) || !strings.Contains(errOut, "not a working value") {
+		t.Errorf("hidden literal:\n%s\n%s", out, errOut)
+	}
 	out, _, _ = runCLI(t, nil, "export", "--help")
 	if !strings.Contains(out, "unverified:") || !strings.Contains(out, "claude-desktop") {
 		t.Errorf("help does not list clients and what is unverified:\n%s", out)
@@ -150,7 +165,7 @@ func TestInstallAsNewUser(t *testing.T) {
 		"codex":       filepath.Join(home, ".codex", "config.toml"),
 	}
 	orig := map[string]string{
-		"cursor":      "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"uvx\", \"args\": [\"x\"]}\n  },\n  \"keep\": 1\n}\n",
+		"cursor":      "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"uvx\", \"args\": [\"x\"], \"env\": {\"K\": \"neighbour-secret-1\"}}\n  },\n  \"keep\": 1\n}\n",
 		"claude-code": "{\n  \"numStartups\": 3,\n  \"mcpServers\": {},\n  \"tipsHistory\": {\"a\": 1}\n}\n",
 		"vscode":      "// mine\n{\n  \"servers\": {\n    \"other\": {\"type\": \"http\", \"url\": \"https://o.example/mcp\"}, // team\n  },\n}\n",
 		"zed":         "// Zed settings\n{\n  \"theme\": \"One Dark\", // theme\n  \"context_servers\": {}\n}\n",
@@ -166,8 +181,11 @@ func TestInstallAsNewUser(t *testing.T) {
 			if !strings.Contains(out, "+++ "+path) || !strings.Contains(out, "backup: ") {
 				t.Errorf("no diff or backup:\n%s", out)
 			}
-			if strings.Contains(out, "s3cr3t-value") {
+			if strings.Contains(out, "s3cr3t-value") || strings.Contains(out, "neighbour-secret-1") {
 				t.Errorf("diff shows a secret:\n%s", out)
+			}
+			if id == "cursor" && !strings.Contains(out, `"K": "`+Masked+`"`) {
+				t.Errorf("the neighbour is not in the diff's context, so this test proves nothing:\n%s", out)
 			}
 			got, _ := os.ReadFile(path)
 			c, _ := clients.Lookup(id)
@@ -182,6 +200,9 @@ func TestInstallAsNewUser(t *testing.T) {
 			out, errOut, code = runCLI(t, nil, "uninstall", "--client", id, "files", "github", "remote", "legacy")
 			if code != 0 {
 				t.Fatalf("uninstall exit %d: %s\n%s", code, errOut, out)
+			}
+			if strings.Contains(out, "s3cr3t-value") || strings.Contains(out, "neighbour-secret-1") || !strings.Contains(out, Masked) {
+				t.Errorf("uninstall diff shows a secret:\n%s", out)
 			}
 			back, _ := os.ReadFile(path)
 			if string(back) != orig[id] && id != "claude-code" {
@@ -251,12 +272,70 @@ func TestImportClaudeDesktopAsNewUser(t *testing.T) {
 	if cfg.Server("demo").Command == "other" {
 		t.Error("conflict replaced without --replace")
 	}
+	runCLI(t, nil, "import", "--client", "claude-desktop", "--replace")
 	if _, err := os.Stat(cfgPath + ".bak"); err != nil {
 		t.Errorf("no .bak: %v", err)
 	}
-	runCLI(t, nil, "import", "--client", "claude-desktop", "--replace")
 	cfg, _ = registry.Load(cfgPath)
 	if cfg.Server("demo").Command != "other" {
 		t.Error("--replace did not replace")
+	}
+}
+
+// TestImportMasksEveryServer: import's diff of servers.toml hides the
+// secrets of the servers already there, not only the imported ones, and a
+// reference's default comes in as ${env:VAR:-default}.
+func TestImportMasksEveryServer(t *testing.T) {
+	home := scratchHome(t)
+	cfg := writeConfig(t, "[servers.keep]\ncommand = \"k\"\nenv = { K = \"toml-neighbour-secret\" }\n")
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {
+  "withdefault": {"type": "stdio", "command": "srv", "env": {"LEVEL": "${LOG_LEVEL:-info}", "API_KEY": "sk-imported-1"}}
+}}`)
+	out, errOut, code := runCLI(t, nil, "import", "--client", "claude", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	for _, leak := range []string{"toml-neighbour-secret", "sk-imported-1"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("import diff shows %q:\n%s", leak, out)
+		}
+	}
+	if !strings.Contains(out, `K = "`+Masked+`"`) {
+		t.Errorf("the neighbour is not in the diff's context:\n%s", out)
+	}
+	c, err := registry.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Server("withdefault").Env["LEVEL"]; got != "${env:LOG_LEVEL:-info}" {
+		t.Errorf("LEVEL = %q", got)
+	}
+}
+
+// TestConfigListMasksURLCredentials: config list hides credentials in URLs
+// and in an mcp-remote bridge's arguments.
+func TestConfigListMasksURLCredentials(t *testing.T) {
+	scratchHome(t)
+	cfg := writeConfig(t, `[servers.q]
+url = "https://h.example/mcp?api_key=qs-secret-1&region=eu"
+[servers.u]
+url = "https://me:pw-secret-2@h.example/mcp"
+[servers.b]
+command = "npx"
+args = ["-y", "mcp-remote", "https://h.example/mcp?token=qs-secret-3", "--header", "Authorization: Bearer hdr-secret-4"]
+`)
+	for _, args := range [][]string{{"config", "list", "--config", cfg}, {"config", "list", "--json", "--config", cfg}} {
+		out, errOut, code := runCLI(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		for _, leak := range []string{"qs-secret-1", "pw-secret-2", "qs-secret-3", "hdr-secret-4"} {
+			if strings.Contains(out, leak) {
+				t.Errorf("%v shows %q:\n%s", args, leak, out)
+			}
+		}
+		if !strings.Contains(out, "region=eu") {
+			t.Errorf("%v masked too much:\n%s", args, out)
+		}
 	}
 }

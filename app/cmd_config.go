@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,36 +199,12 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		if err != nil {
 			return err
 		}
-		type entry struct {
-			Name        string            `json:"name"`
-			Kind        string            `json:"kind"`
-			Transport   string            `json:"transport"`
-			Command     string            `json:"command,omitempty"`
-			Args        []string          `json:"args,omitempty"`
-			Env         map[string]string `json:"env,omitempty"`
-			Cwd         string            `json:"cwd,omitempty"`
-			URL         string            `json:"url,omitempty"`
-			Headers     map[string]string `json:"headers,omitempty"`
-			Autostart   bool              `json:"autostart"`
-			Restart     string            `json:"restart"`
-			Disabled    bool              `json:"disabled"`
-			Description string            `json:"description,omitempty"`
-			Valid       bool              `json:"valid"`
-			Error       string            `json:"error,omitempty"`
-		}
-		entries := []entry{}
+		entries := []registry.ServerJSON{}
 		for _, s := range cfg.Servers {
-			e := entry{Name: s.Name, Kind: "stdio", Transport: string(s.Transport()), Command: s.Command, Args: s.Args,
-				Env: maskValues(s.Env, *showSecrets), Cwd: s.Cwd, URL: s.URL, Headers: maskValues(s.Headers, *showSecrets),
-				Autostart: s.Autostart, Restart: string(s.RestartPolicy()), Disabled: s.Disabled,
-				Description: s.Description, Valid: s.Valid()}
-			if s.IsRemote() {
-				e.Kind = "remote"
+			if !*showSecrets {
+				s = s.Redacted()
 			}
-			if s.Invalid != nil {
-				e.Error = s.Invalid.Error()
-			}
-			entries = append(entries, e)
+			entries = append(entries, s.JSON())
 		}
 		if *asJSON {
 			writeJSON(env.Stdout, entries)
@@ -239,8 +216,8 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		}
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tCOMMAND / URL\tSTATUS")
-		for i, e := range entries {
-			target := e.URL + " (" + e.Transport + ")"
+		for _, e := range entries {
+			target := e.URL + " (" + string(e.Transport) + ")"
 			if e.Kind == "stdio" {
 				target = clients.ShellJoin(append([]string{e.Command}, e.Args...))
 			}
@@ -253,7 +230,7 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 			status := "ok"
 			switch {
 			case !e.Valid:
-				status = "invalid: " + cfg.Servers[i].Invalid.Error()
+				status = "invalid: " + e.Error
 			case e.Disabled:
 				status = "disabled"
 			case !e.Autostart:
@@ -263,40 +240,6 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		}
 		return tw.Flush()
 	}
-}
-
-// Masked is what a secret value shows as.
-const Masked = "••••••"
-
-// maskValues hides values unless show is set. A value that is only a
-// ${env:VAR} reference is not a secret and stays visible.
-func maskValues(m map[string]string, show bool) map[string]string {
-	if m == nil || show {
-		return m
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = MaskSecret(v)
-	}
-	return out
-}
-
-// MaskSecret hides a literal secret but keeps ${env:VAR} references visible
-// ("Bearer ${env:TOKEN}" stays; "Bearer abc123" becomes "Bearer ••••••").
-func MaskSecret(v string) string {
-	if v == "" {
-		return v
-	}
-	if registry.HasEnvRef(v) {
-		rest := registry.ReplaceEnvRefs(v, func(string) string { return "" })
-		if strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), "Bearer")) == "" {
-			return v
-		}
-	}
-	if scheme, _, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") || strings.EqualFold(scheme, "Token")) {
-		return scheme + " " + Masked
-	}
-	return Masked
 }
 
 func envPrefix(env map[string]string) string {
@@ -316,8 +259,10 @@ func headerList(h map[string]string) string {
 }
 
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Write(escapeJSONControls(b.Bytes()))
 }

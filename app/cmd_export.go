@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"mcptray/registry"
@@ -31,10 +32,13 @@ client --client expects them:
   --format deeplink  an install link (cursor, vscode, lmstudio, goose)
   --format file      the path of the file 'mcptray install' writes
 
-Secrets: a ${env:VAR} reference becomes the client's own syntax; a client
-without one gets the placeholder <VAR> and a warning, unless
---reveal-secrets writes the variable's value. Literal env and header values
-are masked unless --reveal-secrets. Commands are resolved to absolute paths on
+Secrets: a ${env:VAR} reference (or ${env:VAR:-default}) becomes the
+client's own syntax; a client without one gets the placeholder <VAR> and a
+warning, unless --reveal-secrets writes the variable's value. Literal env
+and header values, and credentials in URLs, are printed as <hidden> with a
+warning (it is not a working value: paste it and the server fails), unless
+--reveal-secrets prints them. For gemini, prefer 'mcptray install': gemini
+mcp add writes the values of every reference in settings.json back into it. Commands are resolved to absolute paths on
 the login shell's PATH (GUI clients lack it) unless --no-resolve; --os windows
 runs npx and other .cmd tools through "cmd /c". Remote servers for a client
 whose file runs stdio only (claude-desktop) go through npx -y mcp-remote.
@@ -100,6 +104,7 @@ func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, 
 		Scope:     clients.Scope(*f.scope),
 		Getenv:    os.Getenv,
 		LookupEnv: env.LookupEnv,
+		Secret:    (&lazySecrets{}).secret, // read only when secrets are revealed
 	}
 	if f.osName != nil {
 		o.OS = *f.osName
@@ -138,32 +143,31 @@ func ClientOptions(ctx context.Context, env *Env) *clients.Options {
 	return o
 }
 
-// exportable picks the servers to export or install: the named ones, else
-// every valid, enabled one. Invalid servers are refused by name, skipped
-// with a warning otherwise.
+// exportable picks the servers to export or install with [clients.Select]
+// (the one rule the GUI uses too) and says what it left out.
 func exportable(env *Env, cfg *registry.Config, names []string, verb string) ([]*registry.Server, error) {
-	sel, err := selectServers(cfg, names)
-	if err != nil {
-		return nil, err
-	}
-	var out []*registry.Server
-	for _, s := range sel {
-		switch {
-		case s.Invalid != nil && len(names) > 0:
-			return nil, fmt.Errorf("servers.%s is invalid: %v (fix it: mcptray config validate)", s.Name, s.Invalid)
-		case s.Invalid != nil:
-			fmt.Fprintf(env.Stderr, "mcptray %s: warning: skipped servers.%s: %v\n", verb, s.Name, s.Invalid)
-		case s.Disabled && len(names) == 0:
+	out, skipped, err := clients.Select(cfg, names)
+	for _, s := range skipped {
+		if s.Invalid != nil {
+			fmt.Fprintf(env.Stderr, "mcptray %s: warning: skipped %v\n", verb, s)
+		} else {
 			fmt.Fprintf(env.Stderr, "mcptray %s: skipped servers.%s: disabled (name it to %s it anyway)\n", verb, s.Name, verb)
-		default:
-			out = append(out, s)
 		}
 	}
-	if len(out) == 0 {
+	var ue *clients.UnknownServerError
+	switch {
+	case errors.As(err, &ue):
+		return nil, usagef("%v", err)
+	case errors.Is(err, clients.ErrNoServers):
 		return nil, fmt.Errorf("no servers to %s in %s", verb, cfg.Path)
 	}
-	return out, nil
+	return out, err
 }
+
+// MaskSecret and Masked are registry's, for the app's views.
+var MaskSecret = registry.MaskSecret
+
+const Masked = registry.Masked
 
 func printAdvice(w io.Writer, verb string, warnings, notes []string) {
 	for _, m := range warnings {
@@ -208,17 +212,11 @@ func cmdExport(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 		if err != nil {
 			return err
 		}
-		var res *clients.Result
-		switch *format {
-		case "snippet":
-			res, err = c.Snippet(servers, o)
-		case "cli":
-			res, err = c.CLI(servers, o)
-		case "deeplink":
-			res, err = c.DeepLinks(servers, o)
-		default:
+		out := clients.Output(*format)
+		if !slices.Contains([]clients.Output{clients.OutputSnippet, clients.OutputCLI, clients.OutputDeepLink}, out) {
 			return usagef("--format must be snippet, cli, deeplink or file, not %q", *format)
 		}
+		res, err := c.Render(out, servers, o)
 		if errors.Is(err, clients.ErrUnsupported) {
 			return usagef("%v", err)
 		}

@@ -6,11 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"os"
+	"slices"
 	"strings"
 
 	"mcptray/registry"
 	"mcptray/registry/clients"
+	"mcptray/registry/secrets"
 )
 
 func init() {
@@ -20,8 +21,11 @@ func init() {
 		help: `Reads the file of --client (or --path) and adds its servers to servers.toml.
 Names are kept (characters servers.toml does not allow become '-'); a name
 servers.toml already has is reported and skipped unless --replace. The
-client's secret syntax becomes ${env:VAR}; a literal secret is kept, with a
-warning; fields mcptray does not model are reported. An mcp-remote bridge
+client's secret syntax becomes ${env:VAR} (${VAR:-default} becomes
+${env:VAR:-default}), and so do mcptray's own <VAR> placeholders; a literal
+secret is kept, with a warning; fields mcptray does not model are reported.
+The diff masks the secrets of every server, the ones already in
+servers.toml included. An mcp-remote bridge
 entry becomes the remote server it reaches. servers.toml is saved atomically
 and the previous version kept as servers.toml.bak.
 
@@ -36,6 +40,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 	path := flagSet.String("path", "", "read this file instead of the client's own")
 	dryRun := flagSet.Bool("dry-run", false, "print what would change in servers.toml without writing")
 	replace := flagSet.Bool("replace", false, "replace servers that already exist in servers.toml")
+	toKeyring := flagSet.Bool("keyring", false, "move the literal secrets of the imported servers (env and header values) into the OS keyring and write ${keyring:NAME} references (asked on a terminal)")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if len(args) > 0 {
 			return usagef("takes no arguments")
@@ -54,7 +59,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 				return err
 			}
 		}
-		data, err := os.ReadFile(file)
+		data, err := registry.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s has no config file at %s (pass --path to read another)", c.Name, file)
 		}
@@ -65,19 +70,47 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err != nil {
 			return err
 		}
+		// Nothing is written before the save: a dry run leaves no trace, and
+		// a config that does not exist yet is created (with the default
+		// comments) by the save, as first run does.
+		loc, err := registry.Locate(*cfgPath)
+		if err != nil {
+			return configError{err}
+		}
+		cfg, err := registry.OpenForUpdate(loc, env.Exe)
+		if err != nil {
+			return configError{err}
+		}
+		old := cfg.Saved()
+		// Every server's secrets, the ones replaced and the neighbours'
+		// included, are masked in the diff.
+		var secrets []string
+		for _, s := range append(slices.Clone(cfg.Servers), im.Servers...) {
+			secrets = append(secrets, s.Secrets()...)
+		}
+		lits := literalSecrets(im.Servers)
+		if len(lits) > 0 && !*toKeyring {
+			*toKeyring = askYesNo(env, fmt.Sprintf("%d literal secret(s) in what is imported (%s). Keep them in the keyring instead of servers.toml?", len(lits), strings.Join(lits, ", ")))
+			if !*toKeyring {
+				fmt.Fprintf(env.Stderr, "mcptray import: note: %d literal secret(s) will be written into servers.toml; pass --keyring to keep them in the OS keyring\n", len(lits))
+			}
+		}
+		var moved *movedSecrets
+		if len(lits) > 0 && *toKeyring {
+			st, err := openSecrets(env)
+			if err != nil {
+				return err
+			}
+			moved = moveToKeyring(im.Servers, st)
+		}
 		for _, w := range im.Warnings {
+			if moved != nil && strings.Contains(w, "holds a literal secret") {
+				continue // it is going to the keyring
+			}
 			fmt.Fprintf(env.Stderr, "mcptray import: warning: %s\n", w)
 		}
 		if c.Unverified != "" {
 			fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
-		}
-		cfg, err := LoadConfig(env, *cfgPath, true)
-		if err != nil {
-			return err
-		}
-		old, err := os.ReadFile(cfg.Path)
-		if err != nil {
-			return err
 		}
 		var added, replaced, skipped []string
 		for _, s := range im.Servers {
@@ -96,7 +129,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		}
 		next := registry.Encode(cfg)
 		if d := clients.UnifiedDiff(cfg.Path, cfg.Path, old, next); d != "" && len(added)+len(replaced) > 0 {
-			fmt.Fprint(env.Stdout, maskDiff(d, im.Servers))
+			fmt.Fprint(env.Stdout, registry.MaskSecrets(d, secrets))
 		}
 		summary := fmt.Sprintf("%d found in %s: %d added, %d replaced, %d skipped", len(im.Servers), file, len(added), len(replaced), len(skipped))
 		switch {
@@ -105,12 +138,30 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 			return nil
 		case *dryRun:
 			fmt.Fprintf(env.Stdout, "%s: would be changed (%s); dry run, nothing written\n", cfg.Path, summary)
+			if moved != nil {
+				fmt.Fprintf(env.Stdout, "would keep %d secret(s) in %s: %s\n", len(moved.values), moved.store.Where(), strings.Join(moved.names(), ", "))
+			}
 			return nil
 		}
+		if moved != nil {
+			if err := moved.persist(); err != nil {
+				return err
+			}
+		}
 		if err := registry.Save(cfg); err != nil {
+			if moved != nil {
+				moved.undo()
+			}
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s: %s; previous version: %s.bak\n", cfg.Path, summary, cfg.Path)
+		if moved != nil {
+			fmt.Fprintf(env.Stdout, "kept %d secret(s) in %s: %s (servers.toml refers to them as ${keyring:NAME})\n", len(moved.values), moved.store.Where(), strings.Join(moved.names(), ", "))
+		}
+		if old == nil {
+			fmt.Fprintf(env.Stdout, "%s: created with the default config (%s)\n", cfg.Path, summary)
+		} else {
+			fmt.Fprintf(env.Stdout, "%s: %s; previous version: %s.bak\n", cfg.Path, summary, cfg.Path)
+		}
 		if len(added) > 0 {
 			fmt.Fprintf(env.Stdout, "added: %s\n", strings.Join(added, ", "))
 		}
@@ -127,18 +178,107 @@ func indexServer(cfg *registry.Config, name string) int {
 	return -1
 }
 
-// maskDiff hides the literal secrets of imported servers in a diff.
-func maskDiff(d string, servers []*registry.Server) string {
+// literalSecrets names the env and header values of servers that hold a
+// literal secret ("github env.GITHUB_TOKEN").
+func literalSecrets(servers []*registry.Server) []string {
+	var out []string
 	for _, s := range servers {
-		for _, m := range []map[string]string{s.Env, s.Headers} {
-			for _, v := range m {
-				if len(v) >= 3 {
-					if masked := MaskSecret(v); masked != v {
-						d = strings.ReplaceAll(d, v, masked)
-					}
-				}
+		for _, k := range sortedKeys(s.Env) {
+			if isLiteralSecret(s.Env[k]) {
+				out = append(out, s.Name+" env."+k)
+			}
+		}
+		for _, k := range sortedKeys(s.Headers) {
+			if isLiteralSecret(s.Headers[k]) {
+				out = append(out, s.Name+" headers."+k)
 			}
 		}
 	}
-	return d
+	return out
+}
+
+func isLiteralSecret(v string) bool {
+	return len((&registry.Server{Env: map[string]string{"v": v}}).Secrets()) > 0
+}
+
+// movedSecrets are literal secrets taken out of servers, to be stored.
+type movedSecrets struct {
+	store  secrets.Store
+	values map[string]string // secret name → value
+	stored []string
+}
+
+func (m *movedSecrets) names() []string { return sortedKeys(m.values) }
+
+// moveToKeyring replaces each literal env and header value of servers by a
+// ${keyring:SERVER.KEY} reference ("Bearer abc" keeps its scheme: "Bearer
+// ${keyring:…}") and returns the values to store.
+func moveToKeyring(servers []*registry.Server, st secrets.Store) *movedSecrets {
+	m := &movedSecrets{store: st, values: map[string]string{}}
+	name := func(server, key string) string {
+		n := secretNameFor(server + "." + key)
+		for i := 2; ; i++ {
+			if _, taken := m.values[n]; !taken {
+				return n
+			}
+			n = fmt.Sprintf("%s-%d", secretNameFor(server+"."+key), i)
+		}
+	}
+	for _, s := range servers {
+		for _, k := range sortedKeys(s.Env) {
+			if v := s.Env[k]; isLiteralSecret(v) {
+				n := name(s.Name, k)
+				m.values[n] = v
+				s.Env[k] = "${keyring:" + n + "}"
+			}
+		}
+		for _, k := range sortedKeys(s.Headers) {
+			v := s.Headers[k]
+			if !isLiteralSecret(v) {
+				continue
+			}
+			n := name(s.Name, k)
+			scheme, rest, ok := strings.Cut(v, " ")
+			if ok && slices.Contains([]string{"bearer", "basic", "token"}, strings.ToLower(scheme)) && !strings.Contains(rest, " ") {
+				m.values[n] = rest
+				s.Headers[k] = scheme + " ${keyring:" + n + "}"
+			} else {
+				m.values[n] = v
+				s.Headers[k] = "${keyring:" + n + "}"
+			}
+		}
+	}
+	return m
+}
+
+// secretNameFor makes a valid secret name of s.
+func secretNameFor(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.", r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// persist writes the secrets; on a failure the ones written are removed.
+func (m *movedSecrets) persist() error {
+	for _, n := range m.names() {
+		if err := m.store.Set(secrets.SecretKey(n), m.values[n]); err != nil {
+			m.undo()
+			return fmt.Errorf("keep %s in %s: %w (nothing imported)", n, m.store.Where(), err)
+		}
+		m.stored = append(m.stored, n)
+	}
+	return nil
+}
+
+func (m *movedSecrets) undo() {
+	for _, n := range m.stored {
+		_ = m.store.Delete(secrets.SecretKey(n))
+	}
+	m.stored = nil
 }

@@ -21,8 +21,13 @@ comments of JSONC files (vscode, zed, gemini, opencode), stay. The file is
 replaced atomically, a timestamped backup is kept beside it
 (FILE.mcptray-backup-YYYYMMDDTHHMMSSZ) and a unified diff is printed.
 Installing twice changes nothing. A file that does not parse is refused and
-left untouched. Secrets follow 'mcptray export': references in the client's
-syntax; literal values are written as they are but masked in the diff.
+left untouched, and so is a file the client itself would refuse (a trailing
+comma in Gemini's settings.json). Secrets: references in the client's
+syntax; literal values are written as they are. A reference the client
+cannot express keeps the working value the file already holds, else gets a
+placeholder (Codex: forwarded by name with env_vars), with a warning. The
+diff masks the secrets of every entry in the file, not only the ones
+written (--reveal-secrets shows them).
 
 ` + clientTable(),
 		flags: cmdInstall,
@@ -32,8 +37,8 @@ syntax; literal values are written as they are but masked in the diff.
 		args:    "NAME...",
 		summary: "remove servers from an AI client's config file",
 		help: `Removes the named entries from the file of --client, keeping everything else,
-with the same atomic write, backup and diff as install. A name that is not
-there is not an error.`,
+with the same atomic write, backup and masked diff as install. A name that
+is not there is not an error.`,
 		flags: cmdUninstall,
 	})
 }

@@ -31,8 +31,11 @@ func main() {
 		{"tray-error.png", 64, rgba{0xd1, 0x24, 0x2f, 0xff}},
 		{"tray-idle.png", 64, rgba{0x8c, 0x95, 0x9f, 0xff}},
 	}
-	for _, ic := range icons {
-		img := draw(ic.size, ic.fill)
+	for i, ic := range icons {
+		var img image.Image = draw(ic.size, ic.fill)
+		if i > 0 {
+			img = forSystray(img.(*image.NRGBA))
+		}
 		f, err := os.Create(ic.file)
 		if err != nil {
 			log.Fatal(err)
@@ -42,6 +45,58 @@ func main() {
 		}
 		f.Close()
 	}
+}
+
+// forSystray stores a tray icon as 16-bit straight RGBA whose values survive
+// the Linux tray's conversion intact. fyne.io/systray (v1.11 to v1.12.2, the
+// newest) builds the StatusNotifierItem's IconPixmap from each pixel's
+// premultiplied 16-bit RGBA() by keeping the low byte of every channel, where
+// the host expects 8-bit straight ARGB: from an 8-bit PNG every translucent
+// pixel comes out as noise (the icon's dark ring turned pink and orange).
+// Here alpha is a8*257, whose low byte is a8, and each colour channel is
+// the 16-bit value nearest the true colour whose premultiplied value has
+// the wanted 8-bit colour as its low byte. A normal PNG reader sees the same
+// colours (within 128/alpha levels, invisible at low alpha); the tray host
+// sees the exact 8-bit values. app/gui's end-to-end test reads the pixmap
+// back over D-Bus and compares it with the asset.
+func forSystray(src *image.NRGBA) *image.NRGBA64 {
+	out := image.NewNRGBA64(src.Bounds())
+	for y := src.Rect.Min.Y; y < src.Rect.Max.Y; y++ {
+		for x := src.Rect.Min.X; x < src.Rect.Max.X; x++ {
+			p := src.NRGBAAt(x, y)
+			if p.A == 0 {
+				continue
+			}
+			a := uint32(p.A) * 0x101
+			out.SetNRGBA64(x, y, color.NRGBA64{
+				R: channelFor(p.R, a), G: channelFor(p.G, a), B: channelFor(p.B, a), A: uint16(a),
+			})
+		}
+	}
+	return out
+}
+
+// channelFor returns the 16-bit straight value c16 closest to c8*257 for
+// which (c16*a/0xffff)&0xff == c8, the premultiplication image/color does.
+func channelFor(c8 uint8, a uint32) uint16 {
+	if a == 0xffff {
+		return uint16(c8) * 0x101
+	}
+	target := float64(c8) * 0x101 * float64(a) / 0xffff // the true premultiplied value
+	best, bestErr := uint16(0), math.Inf(1)
+	for v := uint32(c8); v <= a; v += 256 {
+		c16 := (v*0xffff + a - 1) / a // smallest straight value that premultiplies to v
+		if c16 > 0xffff || c16*a/0xffff != v {
+			continue
+		}
+		if e := math.Abs(float64(v) - target); e < bestErr {
+			best, bestErr = uint16(c16), e
+		}
+	}
+	if math.IsInf(bestErr, 1) {
+		log.Fatalf("no 16-bit value for %d at alpha %d", c8, a)
+	}
+	return best
 }
 
 // draw renders the glyph at size×size.

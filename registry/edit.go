@@ -3,24 +3,17 @@ package registry
 import (
 	"bytes"
 	"slices"
-	"strings"
 )
 
-// block is a run of lines [start, end) of the source, 0-based.
-type block struct{ start, end int }
-
 // encodeInPlace applies cfg's settings and servers to the text cfg was
-// parsed from. ok is false when that cannot be done faithfully (servers
-// reordered, settings or servers not written as tables, a result that does
-// not load back to cfg): the caller then writes the file afresh.
+// parsed from, with the TOML text editor (TOMLSetTable, TOMLDeleteTable).
+// ok is false when that cannot be done faithfully (servers reordered,
+// settings or servers not written as tables, a result that does not load
+// back to cfg): the caller then writes the file afresh.
 func encodeInPlace(cfg *Config) (out []byte, ok bool) {
 	old, err := Parse(cfg.Path, cfg.src)
 	if err != nil {
 		return nil, false
-	}
-	lines := strings.SplitAfter(string(cfg.src), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
 	}
 
 	// The surviving servers must keep their order.
@@ -46,71 +39,45 @@ func encodeInPlace(cfg *Config) (out []byte, ok bool) {
 		return nil, false
 	}
 
-	blocks := map[int]string{} // start line -> server name
-	ends := map[string]int{}
-	for _, s := range old.Servers {
-		if s.Line == 0 {
-			return nil, false
-		}
-		b := tableBlock(lines, s.Line-1, "servers", s.Name)
-		blocks[b.start] = s.Name
-		ends[s.Name] = b.end
-	}
-	settingsChanged := cfg.Settings != old.Settings
-	settings := block{-1, -1}
-	if settingsChanged {
-		for i, l := range lines {
-			if keys, ok := headerKeys(l); ok && len(keys) == 1 && keys[0] == "settings" {
-				settings = tableBlock(lines, i, "settings", "")
-			}
-		}
-		if settings.start < 0 {
+	cur := bytes.Clone(cfg.src)
+	if cfg.Settings != old.Settings {
+		if !TOMLHasTable(cur, "settings") {
 			return nil, false // settings written as dotted keys, or none yet
 		}
+		if text := encodeSettings(cfg.Settings); text != nil {
+			cur, _ = TOMLSetTable(cur, string(text), "settings")
+		} else {
+			cur, _ = TOMLDeleteTable(cur, "settings")
+		}
 	}
-
-	var b bytes.Buffer
-	for i := 0; i < len(lines); {
-		if i == settings.start {
-			b.Write(encodeSettings(cfg.Settings))
-			i = settings.end
-			continue
-		}
-		name, isServer := blocks[i]
-		if !isServer {
-			b.WriteString(lines[i])
-			i++
-			continue
-		}
-		end := ends[name]
-		switch ns := newByName[name]; {
+	for _, s := range old.Servers {
+		var done bool
+		switch ns := newByName[s.Name]; {
 		case ns == nil:
-			// Removed: drop the table and one blank line after it.
-			if end < len(lines) && strings.TrimSpace(lines[end]) == "" {
-				end++
-			}
-		case ns.Equal(old.Server(name)):
-			b.WriteString(strings.Join(lines[i:end], ""))
+			cur, done = TOMLDeleteTable(cur, "servers", s.Name)
+		case ns.Equal(s):
+			done = true
 		default:
+			var b bytes.Buffer
 			EncodeServer(&b, ns)
+			var added bool
+			cur, added = TOMLSetTable(cur, b.String(), "servers", s.Name)
+			done = !added
 		}
-		i = end
+		if !done {
+			return nil, false // not written as a [servers.NAME] table
+		}
 	}
 	for _, s := range cfg.Servers {
-		if old.Server(s.Name) != nil {
-			continue
+		if old.Server(s.Name) == nil {
+			var b bytes.Buffer
+			EncodeServer(&b, s)
+			cur, _ = TOMLSetTable(cur, b.String(), "servers", s.Name)
 		}
-		if b.Len() > 0 && !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
-			b.WriteString("\n")
-		}
-		if b.Len() > 0 && !bytes.HasSuffix(b.Bytes(), []byte("\n\n")) {
-			b.WriteString("\n")
-		}
-		EncodeServer(&b, s)
 	}
 
 	// Safety net: the result must load back to exactly cfg.
-	check, err := Parse(cfg.Path, b.Bytes())
+	check, err := Parse(cfg.Path, cur)
 	if err != nil || check.Settings != cfg.Settings || len(check.Servers) != len(cfg.Servers) {
 		return nil, false
 	}
@@ -119,41 +86,5 @@ func encodeInPlace(cfg *Config) (out []byte, ok bool) {
 			return nil, false
 		}
 	}
-	return b.Bytes(), true
-}
-
-// tableBlock is the table whose header is at line start: up to the next
-// table header that is not one of its own sub-tables, less the comments and
-// blank lines just before that header (they introduce the next table).
-func tableBlock(lines []string, start int, top, name string) block {
-	end := len(lines)
-	for i := start + 1; i < len(lines); i++ {
-		keys, ok := headerKeys(lines[i])
-		if !ok {
-			continue
-		}
-		own := len(keys) > 1 && keys[0] == top && (name == "" || len(keys) > 2 && keys[1] == name)
-		if !own {
-			end = i
-			break
-		}
-	}
-	for end > start+1 {
-		t := strings.TrimSpace(lines[end-1])
-		if t != "" && !strings.HasPrefix(t, "#") {
-			break
-		}
-		end--
-	}
-	return block{start, end}
-}
-
-// headerKeys reads a table header line ("[servers.demo]", "[[x]]").
-func headerKeys(line string) ([]string, bool) {
-	t := strings.TrimSpace(line)
-	if !strings.HasPrefix(t, "[") {
-		return nil, false
-	}
-	keys, _ := splitKey(strings.TrimLeft(t, "["))
-	return keys, len(keys) > 0
+	return cur, true
 }

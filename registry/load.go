@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +24,18 @@ type Config struct {
 	// src is the text the config was parsed from: Encode keeps it for every
 	// part that did not change, comments included.
 	src []byte
+	// onDisk is set when src was read from the file at Path (not a default
+	// config that is yet to be written).
+	onDisk bool
+}
+
+// Saved is the file's content as the config was read from it: nil when the
+// file does not exist yet (see [OpenForUpdate]) or cfg was built in memory.
+func (c *Config) Saved() []byte {
+	if !c.onDisk {
+		return nil
+	}
+	return c.src
 }
 
 // Server returns the server called name, or nil.
@@ -48,11 +58,15 @@ func (c *Config) HasErrors() bool {
 // they become Diagnostics, and a bad server entry is kept with Invalid set so
 // the others still load and run.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data)
+	cfg, err := Parse(path, data)
+	if cfg != nil {
+		cfg.onDisk = true
+	}
+	return cfg, err
 }
 
 // Known keys, for unknown-key warnings.
@@ -60,20 +74,6 @@ var (
 	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines"}
 	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "autostart", "restart", "disabled", "description"}
 )
-
-type serverDoc struct {
-	Command     *string        `toml:"command"`
-	Args        []string       `toml:"args"`
-	Env         map[string]any `toml:"env"`
-	Cwd         *string        `toml:"cwd"`
-	URL         *string        `toml:"url"`
-	Transport   *string        `toml:"transport"`
-	Headers     map[string]any `toml:"headers"`
-	Autostart   *bool          `toml:"autostart"`
-	Restart     *string        `toml:"restart"`
-	Disabled    *bool          `toml:"disabled"`
-	Description *string        `toml:"description"`
-}
 
 type settingsDoc struct {
 	ProbeInterval  any `toml:"probe_interval"`
@@ -102,6 +102,12 @@ func Parse(path string, data []byte) (*Config, error) {
 		if errors.As(err, &pe) {
 			d.Line, d.Col = pe.Position.Line, pe.Position.Col
 			d.Message = pe.Message
+			// The decoder reports a table header left open on the line
+			// after it, where it read the newline.
+			if strings.Contains(d.Message, "table name") && d.Line > 1 && !strings.HasPrefix(strings.TrimSpace(srcLine(d.Line)), "[") {
+				d.Line--
+				d.Col = len(srcLine(d.Line)) + 1
+			}
 			d.Source = srcLine(d.Line)
 		}
 		return nil, &SyntaxError{d}
@@ -122,9 +128,13 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	add := func(sev Severity, server, field, msg string, key ...string) {
 		l, c := at(key...)
+		src := srcLine(l)
+		if len(key) >= 3 && key[0] == "servers" && (key[2] == "env" || key[2] == "headers") {
+			src = maskStrings(src) // the line may hold a token
+		}
 		cfg.Diagnostics = append(cfg.Diagnostics, Diagnostic{
 			Severity: sev, File: path, Line: l, Col: c, Server: server,
-			Field: strings.Join(key, "."), Message: msg, Source: srcLine(l),
+			Field: strings.Join(key, "."), Message: msg, Source: src,
 		})
 	}
 
@@ -158,11 +168,12 @@ func Parse(path string, data []byte) (*Config, error) {
 	for _, name := range serverOrder(md.Keys(), servers) {
 		s := &Server{Name: name, Autostart: true}
 		s.Line, _ = at("servers", name)
-		var doc serverDoc
-		if err := md.PrimitiveDecode(servers[name], &doc); err != nil {
-			s.Invalid = &ServerError{Server: name, Message: tomlErr(err)}
-		} else {
-			s.Invalid = fillServer(s, &doc)
+		var v any
+		_ = md.PrimitiveDecode(servers[name], &v) // decoding into any cannot fail
+		if table, ok := v.(map[string]any); !ok {
+			s.Invalid = &ServerError{Server: name, Message: fmt.Sprintf("must be a table ([servers.%s]), not %s", TOMLKey(name), tomlType(v))}
+		} else if s.Invalid = decodeServer(s, table); s.Invalid == nil {
+			s.Invalid = s.Validate()
 		}
 		if s.Invalid != nil {
 			field := ""
@@ -233,67 +244,122 @@ func tomlErr(err error) string {
 	return msg
 }
 
-func fillServer(s *Server, d *serverDoc) error {
+// decodeServer fills s from its table, checking the type of every field: a
+// field of the wrong type is an error that names it (env = "FOO=bar" would
+// otherwise be dropped, and the server run without it). Values are never
+// quoted in messages: they may be secrets.
+func decodeServer(s *Server, m map[string]any) error {
 	bad := func(field, format string, args ...any) error {
 		return &ServerError{Server: s.Name, Field: field, Message: fmt.Sprintf(format, args...)}
 	}
-	if !ValidName(s.Name) {
-		return bad("", "the name must be 1-64 letters, digits, '-' or '_'")
-	}
-	str := func(p *string) string {
-		if p == nil {
+	var err error
+	str := func(key string) string {
+		v, ok := m[key]
+		if !ok || err != nil {
 			return ""
 		}
-		return *p
+		x, ok := v.(string)
+		if !ok {
+			err = bad(key, "must be a string, not %s", tomlType(v))
+		}
+		return x
 	}
-	s.Command, s.Args, s.Cwd, s.URL = str(d.Command), d.Args, str(d.Cwd), str(d.URL)
-	s.TransportName = Transport(str(d.Transport))
-	s.Restart = RestartPolicy(str(d.Restart))
-	s.Description = str(d.Description)
-	if d.Autostart != nil {
-		s.Autostart = *d.Autostart
+	boolean := func(key string, def bool) bool {
+		v, ok := m[key]
+		if !ok || err != nil {
+			return def
+		}
+		x, ok := v.(bool)
+		if !ok {
+			err = bad(key, "must be true or false, not %s", tomlType(v))
+		}
+		return x
 	}
-	if d.Disabled != nil {
-		s.Disabled = *d.Disabled
+	table := func(key, example string) map[string]string {
+		v, ok := m[key]
+		if !ok || err != nil {
+			return nil
+		}
+		t, ok := v.(map[string]any)
+		if !ok {
+			err = bad(key, "must be a table such as %s = { %s }, not %s", key, example, tomlType(v))
+			return nil
+		}
+		out, e := stringMap(t)
+		if e != nil {
+			err = bad(key+"."+e.Error(), "must be a string")
+		}
+		return out
 	}
-	var err error
-	if s.Env, err = stringMap(d.Env); err != nil {
-		return bad("env."+err.Error(), "must be a string")
+	s.Command = str("command")
+	if v, ok := m["args"]; ok && err == nil {
+		a, isArray := v.([]any)
+		if !isArray {
+			err = bad("args", `must be an array of strings such as ["-y", "package"], not %s`, tomlType(v))
+		}
+		for i, e := range a {
+			x, ok := e.(string)
+			if !ok {
+				err = bad("args", "element %d must be a string, not %s", i+1, tomlType(e))
+				break
+			}
+			s.Args = append(s.Args, x)
+		}
 	}
-	if s.Headers, err = stringMap(d.Headers); err != nil {
-		return bad("headers."+err.Error(), "must be a string")
+	s.Env = table("env", `NAME = "value"`)
+	s.Cwd = str("cwd")
+	s.URL = str("url")
+	s.TransportName = Transport(str("transport"))
+	s.Headers = table("headers", `Authorization = "Bearer ${env:TOKEN}"`)
+	s.Autostart = boolean("autostart", true)
+	s.Restart = RestartPolicy(str("restart"))
+	s.Disabled = boolean("disabled", false)
+	s.Description = str("description")
+	if err == nil {
+		if _, ok := m["command"]; ok && s.Command == "" {
+			err = bad("command", "must not be empty")
+		}
 	}
+	return err
+}
 
-	switch {
-	case d.Command != nil && d.URL != nil:
-		return bad("", "set either command or url, not both")
-	case d.Command == nil && d.URL == nil:
-		return bad("", "set command (a local stdio server) or url (a remote server)")
-	case d.Command != nil && strings.TrimSpace(s.Command) == "":
-		return bad("command", "must not be empty")
-	case d.URL != nil:
-		if err := checkURL(s.URL); err != nil {
-			return bad("url", "%v", err)
+// maskStrings hides the text of every quoted string in a line of TOML,
+// byte for byte so that a caret under a column still points at it.
+func maskStrings(line string) string {
+	b := []byte(line)
+	for i := 0; i < len(b); i++ {
+		q := b[i]
+		if q != '"' && q != '\'' {
+			continue
 		}
-	}
-	switch s.TransportName {
-	case "", TransportHTTP, TransportSSE:
-		if s.Command != "" && s.TransportName != "" {
-			return bad("transport", "%q applies to a url; a command always runs over stdio", s.TransportName)
+		j := i + 1
+		for ; j < len(b) && b[j] != q; j++ {
+			if q == '"' && b[j] == '\\' && j+1 < len(b) {
+				b[j] = '*'
+				j++
+			}
+			b[j] = '*'
 		}
-	case TransportStdio:
-		if s.URL != "" {
-			return bad("transport", `"stdio" needs a command, not a url`)
-		}
-	default:
-		return bad("transport", `must be "http" (Streamable HTTP) or "sse" (deprecated HTTP+SSE), not %q`, s.TransportName)
+		i = j
 	}
-	switch s.Restart {
-	case "", RestartOnFailure, RestartAlways, RestartNever:
-	default:
-		return bad("restart", `must be "on-failure", "always" or "never", not %q`, s.Restart)
+	return string(b)
+}
+
+// tomlType names a decoded TOML value's type for a message.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
 	}
-	return nil
+	return "a date or time"
 }
 
 // stringMap converts a TOML table of scalars to strings; numbers and booleans
@@ -319,21 +385,6 @@ func stringMap(m map[string]any) (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func checkURL(raw string) error {
-	probe := ReplaceEnvRefs(raw, func(string) string { return "x" })
-	u, err := url.Parse(probe)
-	if err != nil {
-		return fmt.Errorf("not a valid URL: %v", errors.Unwrap(err))
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("must start with http:// or https://, got %q", raw)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("has no host: %q", raw)
-	}
-	return nil
 }
 
 type fieldWarning struct{ field, msg string }

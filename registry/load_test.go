@@ -122,7 +122,23 @@ func TestParseErrors(t *testing.T) {
 		{"empty command", "[servers.r]\ncommand = \"  \"\n" + good,
 			SeverityError, 2, 1, "servers.r.command: must not be empty", "r"},
 		{"wrong type", "[servers.r]\ncommand = \"x\"\nargs = \"-y pkg\"\n" + good,
-			SeverityError, 1, 1, "servers.r: ", "r"},
+			SeverityError, 3, 1, "servers.r.args: must be an array of strings", "r"},
+		{"args element", "[servers.r]\ncommand = \"x\"\n  args = [\"-y\", 3]\n" + good,
+			SeverityError, 3, 3, "servers.r.args: element 2 must be a string, not a number", "r"},
+		{"env as a string", "[servers.r]\ncommand = \"x\"\nenv = \"FOO=bar\"\n" + good,
+			SeverityError, 3, 1, "servers.r.env: must be a table such as env = { NAME = \"value\" }, not a string", "r"},
+		{"env as an array", "[servers.r]\ncommand = \"x\"\nenv = [\"FOO=bar\"]\n" + good,
+			SeverityError, 3, 1, "servers.r.env: must be a table", "r"},
+		{"headers as a string", "[servers.r]\nurl = \"https://e.com/mcp\"\nheaders = \"Authorization: Bearer sk-1\"\n" + good,
+			SeverityError, 3, 1, "servers.r.headers: must be a table such as headers = { Authorization", "r"},
+		{"autostart as a string", "[servers.r]\ncommand = \"x\"\nautostart = \"no\"\n" + good,
+			SeverityError, 3, 1, "servers.r.autostart: must be true or false, not a string", "r"},
+		{"command a number", "[servers.r]\ncommand = 1\n" + good,
+			SeverityError, 2, 1, "servers.r.command: must be a string, not a number", "r"},
+		{"server not a table", "[servers]\nr = 1\n" + good,
+			SeverityError, 2, 1, "servers.r: must be a table", "r"},
+		{"env name with =", "[servers.r]\ncommand = \"x\"\nenv = { \"A=B\" = \"1\" }\n" + good,
+			SeverityError, 3, 9, "servers.r.env.A=B: a variable name cannot hold", "r"},
 		{"env value not scalar", "[servers.r]\ncommand = \"x\"\nenv = { A = [1] }\n" + good,
 			SeverityError, 3, 9, "servers.r.env.A: must be a string", "r"},
 		{"unknown server key", "[servers.r]\ncommand = \"x\"\ncomand = \"y\"\n" + good,
@@ -186,6 +202,14 @@ func TestSyntaxErrorHasPosition(t *testing.T) {
 	_, err = Parse("f.toml", []byte("[servers.a]\ncommand = \"unterminated\n"))
 	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(se.Long(), "command = \"unterminated") {
 		t.Errorf("unterminated string: %v", err)
+	}
+
+	// An unterminated table header is reported on its own line.
+	for _, src := range []string{"[servers.a]\ncommand = \"x\"\n\n[servers.one\ncommand = \"y\"\n", "[servers.a]\ncommand = \"x\"\n\n[servers.one\n\n\n"} {
+		_, err = Parse("f.toml", []byte(src))
+		if !errors.As(err, &se) || se.Line != 4 || se.Col != 13 || se.Source != "[servers.one" {
+			t.Errorf("unterminated header: %v", err)
+		}
 	}
 }
 

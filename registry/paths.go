@@ -57,16 +57,36 @@ func Open(loc Location, exe string) (cfg *Config, created bool, err error) {
 		if loc.Explicit {
 			return nil, false, fmt.Errorf("%s (from %s): %w", loc.Path, loc.Source, ErrNoConfig)
 		}
-		if err := os.MkdirAll(filepath.Dir(loc.Path), 0o700); err != nil {
-			return nil, false, fmt.Errorf("create config folder: %w", err)
-		}
-		if err := WriteFileAtomic(loc.Path, DefaultConfig(exe), nil); err != nil {
+		if err := Save(defaultAt(loc.Path, exe)); err != nil {
 			return nil, false, err
 		}
 		created = true
 	}
 	cfg, err = Load(loc.Path)
 	return cfg, created, err
+}
+
+// OpenForUpdate loads the config at loc for a command that adds to it
+// (import). When no file is there, at the default location or an explicit
+// path, it returns the commented default config in memory, as first run
+// writes it: [Save] creates the file (and its folder); nothing is written
+// before that, so a dry run leaves no trace. [Config.Saved] is nil for such
+// a config.
+func OpenForUpdate(loc Location, exe string) (*Config, error) {
+	cfg, err := Load(loc.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return defaultAt(loc.Path, exe), nil
+	}
+	return cfg, err
+}
+
+// defaultAt is the default config, not yet written to path.
+func defaultAt(path, exe string) *Config {
+	cfg, err := Parse(path, DefaultConfig(exe))
+	if err != nil {
+		panic("registry: the default config does not parse: " + err.Error())
+	}
+	return cfg
 }
 
 // DefaultConfig is the commented servers.toml written on first run. Its one

@@ -35,9 +35,7 @@ func keyPositions(lines []string) map[string]position {
 		if trimmed == "" || trimmed[0] == '#' {
 			continue
 		}
-		if trimmed[0] == '[' {
-			hdr := strings.TrimPrefix(strings.TrimPrefix(trimmed, "["), "[")
-			keys, _ := splitKey(hdr)
+		if keys, ok := TOMLHeader(trimmed); ok {
 			table = keys
 			for j := 1; j <= len(keys); j++ {
 				record(keys[:j], n, indent+1)

@@ -3,11 +3,9 @@ package registry
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -148,110 +146,104 @@ func TOMLString(s string) string {
 	return b.String()
 }
 
-// Save writes cfg to its Path atomically, mode 0600, keeping the previous
-// version as Path+".bak".
+// Save writes cfg to its Path through [EditFile] (locked, atomic, through
+// symbolic links), mode 0600 (an existing file's mode is narrowed to it:
+// servers.toml may hold secrets), keeping the previous version as
+// Path+".bak".
+//
+// When the file changed on disk since cfg was loaded (another mcptray
+// process, a text editor), cfg's own changes (servers added, changed or
+// removed, settings changed) are applied to what is there now instead of
+// overwriting it; a server changed on both sides is a conflict, refused
+// with an error wrapping ErrChanged. After a save, cfg holds what the file
+// holds.
 func Save(cfg *Config) error {
-	return WriteFileAtomic(cfg.Path, Encode(cfg), &WriteOptions{Backup: cfg.Path + ".bak"})
-}
-
-// WriteOptions tunes [WriteFileAtomic].
-type WriteOptions struct {
-	// Backup, when set and the file exists, receives a copy of the current
-	// file before it is replaced.
-	Backup string
-	// Perm is the mode for a new file (default 0600). An existing file keeps
-	// its mode, narrowed to Perm's bits when Narrow is set.
-	Perm fs.FileMode
-	// Narrow makes an existing file's mode no wider than Perm.
-	Narrow bool
-}
-
-// WriteFileAtomic replaces path with data: a temporary file in the same
-// folder, fsync, rename, fsync of the folder. If anything fails, the file at
-// path is left as it was. Permissions are never widened.
-func WriteFileAtomic(path string, data []byte, opts *WriteOptions) error {
-	if opts == nil {
-		opts = &WriteOptions{}
-	}
-	perm := opts.Perm
-	if perm == 0 {
-		perm = 0o600
-	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("save %s: not a regular file", path)
-		}
-		if opts.Narrow {
-			perm = fi.Mode().Perm() & perm
-		} else {
-			perm = fi.Mode().Perm()
-		}
-		if opts.Backup != "" {
-			old, err := os.ReadFile(path)
+	e, err := EditFile(cfg.Path, &WriteOptions{Backup: cfg.Path + ".bak", Perm: 0o600, Narrow: true},
+		func(cur []byte) ([]byte, error) {
+			next, err := cfg.rebase(cur)
 			if err != nil {
-				return fmt.Errorf("save %s: read for backup: %w", path, err)
+				return nil, err
 			}
-			if err := writeSynced(opts.Backup, old, perm); err != nil {
-				return fmt.Errorf("save %s: backup: %w", path, err)
-			}
-		}
-	} else if !os.IsNotExist(err) {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+			return Encode(next), nil
+		})
 	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
+		return err
 	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
+	// What was written (with the file's line endings) is what the next
+	// save compares the file with.
+	path := cfg.Path
+	if again, err := Parse(path, e.New); err == nil {
+		*cfg = *again
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	ok = true
-	syncDir(dir)
+	cfg.Path, cfg.onDisk = path, true
 	return nil
 }
 
-// writeSynced writes a whole file and fsyncs it (used for backups, which need
-// not be atomic: a torn backup never damages the original).
-func writeSynced(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
+// rebase is cfg as it should be written over cur, the file's content now
+// (nil when there is none).
+func (cfg *Config) rebase(cur []byte) (*Config, error) {
+	switch {
+	case cfg.src == nil && !cfg.onDisk:
+		return cfg, nil // built in memory: it is the whole file
+	case cfg.onDisk && cur != nil && string(cur) == string(cfg.src),
+		!cfg.onDisk && cur == nil:
+		return cfg, nil // the file is as cfg found it
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	var base *Config
+	if cfg.onDisk {
+		var err error
+		if base, err = Parse(cfg.Path, cfg.src); err != nil {
+			return nil, err
+		}
+	} else {
+		base = &Config{}
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	now := &Config{Path: cfg.Path}
+	if cur != nil {
+		var err error
+		if now, err = Parse(cfg.Path, cur); err != nil {
+			return nil, fmt.Errorf("save %s: %w: it no longer parses, so your changes were not applied to it: %v", cfg.Path, ErrChanged, err)
+		}
 	}
-	return f.Close()
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not supported everywhere (Windows)
-		d.Close()
+	conflict := func(what string) error {
+		return fmt.Errorf("save %s: %w: %s changed there too; nothing written: reload and make the change again", cfg.Path, ErrChanged, what)
 	}
+	if cfg.Settings != base.Settings {
+		if now.Settings != base.Settings && now.Settings != cfg.Settings {
+			return nil, conflict("[settings]")
+		}
+		now.Settings = cfg.Settings
+	}
+	for _, b := range base.Servers {
+		if cfg.Server(b.Name) != nil {
+			continue
+		}
+		i := slices.IndexFunc(now.Servers, func(s *Server) bool { return s.Name == b.Name })
+		if i < 0 {
+			continue
+		}
+		if !now.Servers[i].Equal(b) {
+			return nil, conflict("server " + strconv.Quote(b.Name))
+		}
+		now.Servers = slices.Delete(now.Servers, i, i+1)
+	}
+	for _, s := range cfg.Servers {
+		b := base.Server(s.Name)
+		if b != nil && b.Equal(s) {
+			continue
+		}
+		i := slices.IndexFunc(now.Servers, func(o *Server) bool { return o.Name == s.Name })
+		switch {
+		case i < 0 && b == nil:
+			now.Servers = append(now.Servers, s)
+		case i < 0:
+			return nil, conflict("server " + strconv.Quote(s.Name) + " (removed)")
+		case now.Servers[i].Equal(s):
+		case b != nil && now.Servers[i].Equal(b):
+			now.Servers[i] = s
+		default:
+			return nil, conflict("server " + strconv.Quote(s.Name))
+		}
+	}
+	return now, nil
 }

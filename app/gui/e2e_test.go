@@ -3,7 +3,10 @@
 package gui
 
 import (
+	"bytes"
 	"fmt"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"fyne.io/fyne/v2"
+
+	"mcptray/assets"
 )
 
 // The end-to-end test runs the real binaries: `mcptray gui` on a config with
@@ -188,13 +195,37 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 	if strings.Contains(items[i].label, "restart") {
 		t.Fatalf("demo restarted before we asked: %q", items[i].label)
 	}
-	if err := clickItem(pid, items[i+1].id); err != nil {
-		t.Fatal(err)
+	// The menu is rebuilt from every snapshot (quitter keeps changing), and a
+	// rebuilt menu has new item ids: a click on an id read just before a
+	// rebuild reaches nothing. Click the current Restart until demo shows
+	// it restarted.
+	restarted := func(items []menuItem) bool {
+		j, ok := labelWith(items, "demo: ")
+		return ok && strings.Contains(items[j].label, "restart")
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if err := clickItem(pid, items[i+1].id); err != nil {
+			t.Fatal(err)
+		}
+		wait := time.Now().Add(3 * time.Second)
+		for ; time.Now().Before(wait) && !restarted(items); time.Sleep(100 * time.Millisecond) {
+			items, _ = trayMenu(pid)
+		}
+		if restarted(items) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Restart never took effect: %v", items)
+		}
+		if i, _ = labelWith(items, "demo: "); i < 0 || i+1 >= len(items) || items[i+1].label != "Restart" {
+			t.Fatalf("demo's submenu: %v", items)
+		}
 	}
 	waitMenu(t, pid, "demo ready after 1 restart", func(items []menuItem) bool {
 		j, ok := labelWith(items, "demo: ready")
 		return ok && strings.Contains(items[j].label, "1 restart")
 	})
+	checkTrayPixmap(t, pid)
 
 	// The main window is open (no --hide): take its picture.
 	shot := filepath.Join(dir, "main.png")
@@ -245,6 +276,101 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 			t.Errorf("server process %d survived Quit", p)
 		}
 	}
+}
+
+var pixmapRE = regexp.MustCompile(`\((\d+), (\d+), \[byte ([^\]]*)\]\)`)
+
+// trayPixmap reads the tray icon the app hands the StatusNotifierItem host:
+// the largest IconPixmap entry, as width, height and ARGB bytes.
+func trayPixmap(pid int) (int, int, []byte, error) {
+	out, err := exec.Command("gdbus", "call", "--session", "-d", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid),
+		"-o", "/StatusNotifierItem", "-m", "org.freedesktop.DBus.Properties.Get",
+		"org.kde.StatusNotifierItem", "IconPixmap").CombinedOutput()
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("%v: %s", err, out)
+	}
+	best := -1
+	var w, h int
+	var data []byte
+	for _, m := range pixmapRE.FindAllStringSubmatch(string(out), -1) {
+		var mw, mh int
+		fmt.Sscan(m[1], &mw)
+		fmt.Sscan(m[2], &mh)
+		if mw*mh <= best {
+			continue
+		}
+		var px []byte
+		for _, f := range strings.Split(m[3], ",") {
+			var b int
+			if _, err := fmt.Sscanf(strings.TrimSpace(f), "0x%x", &b); err != nil {
+				return 0, 0, nil, fmt.Errorf("pixmap byte %q: %v", f, err)
+			}
+			px = append(px, byte(b))
+		}
+		best, w, h, data = mw*mh, mw, mh, px
+	}
+	if best < 0 {
+		return 0, 0, nil, fmt.Errorf("no pixmap in %.200s", out)
+	}
+	if len(data) != w*h*4 {
+		return 0, 0, nil, fmt.Errorf("pixmap %dx%d has %d bytes", w, h, len(data))
+	}
+	return w, h, data, nil
+}
+
+// checkTrayPixmap compares the icon on the bus with the tray assets: it
+// must be one of them, pixel for pixel, as a PNG reader sees the asset
+// (straight alpha; colour within what 16-bit rounding allows at the
+// pixel's alpha).
+func checkTrayPixmap(t *testing.T, pid int) {
+	t.Helper()
+	w, h, px, err := trayPixmap(pid)
+	if err != nil {
+		t.Fatalf("read the tray icon over D-Bus: %v", err)
+	}
+	var report []string
+	for _, res := range []fyne.Resource{assets.TrayReady, assets.TrayWarn, assets.TrayError, assets.TrayIdle} {
+		img, err := png.Decode(bytes.NewReader(res.Content()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+			report = append(report, fmt.Sprintf("%s: %dx%d, the bus has %dx%d", res.Name(), b.Dx(), b.Dy(), w, h))
+			continue
+		}
+		bad := ""
+		for y := 0; y < h && bad == ""; y++ {
+			for x := 0; x < w; x++ {
+				c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+				i := (y*w + x) * 4
+				got := color.NRGBA{R: px[i+1], G: px[i+2], B: px[i+3], A: px[i]}
+				if !sameStraight(got, c) {
+					bad = fmt.Sprintf("%s: pixel (%d,%d) is %v on the bus, %v in the asset", res.Name(), x, y, got, c)
+					break
+				}
+			}
+		}
+		if bad == "" {
+			return
+		}
+		report = append(report, bad)
+	}
+	t.Errorf("the tray icon on D-Bus matches no tray asset:\n  %s", strings.Join(report, "\n  "))
+}
+
+// sameStraight says whether two straight-alpha colours are the same pixel:
+// equal alpha, and colour within 128/alpha levels (the rounding of the
+// 16-bit assets), ignored where the pixel is fully transparent.
+func sameStraight(a, b color.NRGBA) bool {
+	if a.A != b.A {
+		return false
+	}
+	if a.A == 0 {
+		return true
+	}
+	tol := 1 + 128/int(a.A)
+	near := func(x, y uint8) bool { d := int(x) - int(y); return d <= tol && d >= -tol }
+	return near(a.R, b.R) && near(a.G, b.G) && near(a.B, b.B)
 }
 
 // childPids lists the direct children of pid.

@@ -34,26 +34,44 @@ func init() {
 	}
 }
 
-// configServers reads the servers to export from servers.toml as written
-// (references unexpanded), so secrets stay references.
+// configServers reads servers.toml as written (references unexpanded, so
+// secrets stay references) and picks the servers to export with
+// [clients.Select], the rule the command line uses: the named ones, else
+// every valid, enabled one.
 func (c *controller) configServers(names []string) ([]*registry.Server, error) {
 	cfg, err := registry.Load(c.cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	var out []*registry.Server
+	servers, _, err := clients.Select(cfg, names)
+	return servers, err
+}
+
+// exportChoices are the servers the export dialog offers (every valid one:
+// ticking one names it) and the ones ticked at first (what an export of
+// everything takes).
+func (c *controller) exportChoices() (offered, ticked []string, err error) {
+	cfg, err := registry.Load(c.cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, s := range cfg.Servers {
-		if len(names) == 0 || slices.Contains(names, s.Name) {
-			if !s.Valid() {
-				return nil, fmt.Errorf("%s is not valid: %w", s.Name, s.Invalid)
-			}
-			out = append(out, s)
+		if s.Valid() {
+			offered = append(offered, s.Name)
 		}
 	}
-	if len(out) == 0 {
-		return nil, errors.New("no servers to export")
+	def, _, err := clients.Select(cfg, nil)
+	if errors.Is(err, clients.ErrNoServers) && len(offered) > 0 {
+		// Every valid one is disabled: offer them, tick none.
+		return offered, nil, nil
 	}
-	return out, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range def {
+		ticked = append(ticked, s.Name)
+	}
+	return offered, ticked, nil
 }
 
 // copyConfig puts one server's snippet for a client on the clipboard.
@@ -68,7 +86,10 @@ func (c *controller) copyConfig(name, clientID string) {
 					fyne.Do(func() {
 						c.app.Clipboard().SetContent(string(res.Data))
 						body := "Paste it into " + cl.Name + "'s config."
-						if len(res.Warnings) > 0 {
+						switch {
+						case strings.Contains(string(res.Data), clients.Hidden):
+							body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
+						case len(res.Warnings) > 0:
 							body = strings.Join(res.Warnings, " ")
 						}
 						c.app.SendNotification(fyne.NewNotification("Copied "+name+" for "+cl.Name, body))
@@ -87,53 +108,60 @@ func (c *controller) clientOptions() *clients.Options {
 	return app.ClientOptions(context.Background(), c.env)
 }
 
-// exportDialog picks a client and servers, shows the snippet, and copies,
+// exportDialog picks a client, servers and an output, shows it, and copies,
 // installs (after showing the diff) or opens the client's install link.
+// What it shows never holds a secret's value; "Copy with secret values"
+// copies the values the client needs.
 type exportDialog struct {
-	c       *controller
-	client  *widget.Select
-	servers *widget.CheckGroup
-	snippet *widget.Entry
-	notes   *widget.Label
-	path    *widget.Label
-	install *widget.Button
-	link    *widget.Button
-	copyBtn *widget.Button
-	byName  map[string]*clients.Client
-	content fyne.CanvasObject
+	c        *controller
+	client   *widget.Select
+	output   *widget.RadioGroup
+	servers  *widget.CheckGroup
+	snippet  *widget.Entry
+	notes    *widget.Label
+	path     *widget.Label
+	reveal   *widget.Check
+	install  *widget.Button
+	link     *widget.Button
+	copyBtn  *widget.Button
+	byName   map[string]*clients.Client
+	byOutput map[string]clients.Output
+	content  fyne.CanvasObject
+}
+
+// outputLabels name the outputs in the dialog.
+var outputLabels = map[clients.Output]string{
+	clients.OutputSnippet:  "Config snippet",
+	clients.OutputCLI:      "Add command",
+	clients.OutputDeepLink: "Install link",
 }
 
 func (c *controller) showExport(name string) {
 	c.openMain()
-	all, err := c.configServers(nil)
+	offered, ticked, err := c.exportChoices()
 	if err != nil {
 		c.showError(err)
 		return
 	}
-	e := c.newExportDialog(all, name)
+	if name != "" {
+		ticked = []string{name}
+	}
+	e := c.newExportDialog(offered, ticked)
 	d := dialog.NewCustom("Export to an AI client", "Close", e.content, c.win)
 	d.Resize(fyne.NewSize(820, 640))
 	d.Show()
 }
 
-func (c *controller) newExportDialog(all []*registry.Server, name string) *exportDialog {
-	e := &exportDialog{c: c, byName: map[string]*clients.Client{}}
+func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
+	e := &exportDialog{c: c, byName: map[string]*clients.Client{}, byOutput: map[string]clients.Output{}}
 	var labels []string
 	for _, cl := range clients.All() {
 		labels = append(labels, cl.Name)
 		e.byName[cl.Name] = cl
 	}
-	var names []string
-	for _, s := range all {
-		names = append(names, s.Name)
-	}
 	e.servers = widget.NewCheckGroup(names, func([]string) { e.render() })
 	e.servers.Horizontal = true
-	if name != "" {
-		e.servers.SetSelected([]string{name})
-	} else {
-		e.servers.SetSelected(names)
-	}
+	e.servers.SetSelected(ticked)
 	e.snippet = widget.NewMultiLineEntry()
 	e.snippet.TextStyle.Monospace = true
 	e.snippet.Wrapping = fyne.TextWrapOff
@@ -142,21 +170,44 @@ func (c *controller) newExportDialog(all []*registry.Server, name string) *expor
 	e.notes.Wrapping = fyne.TextWrapWord
 	e.path = widget.NewLabel("")
 	e.path.Truncation = fyne.TextTruncateEllipsis
-	e.copyBtn = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
-		c.app.Clipboard().SetContent(e.snippet.Text)
-		e.notes.SetText("Copied to the clipboard.\n" + e.notes.Text)
-	})
+	e.reveal = widget.NewCheck("Copy with secret values", nil)
+	e.copyBtn = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), e.copy)
 	e.install = widget.NewButtonWithIcon("Install…", theme.DocumentSaveIcon(), e.confirmInstall)
 	e.link = widget.NewButtonWithIcon("Open install link", theme.ComputerIcon(), e.openLink)
-	e.client = widget.NewSelect(labels, func(string) { e.render() })
+	e.output = widget.NewRadioGroup(nil, func(string) { e.render() })
+	e.output.Horizontal = true
+	e.client = widget.NewSelect(labels, func(string) { e.setOutputs(); e.render() })
 	e.client.SetSelected(labels[0])
 
 	top := container.New(layout.NewFormLayout(),
 		widget.NewLabel("Client"), e.client,
+		widget.NewLabel("Output"), e.output,
 		widget.NewLabel("Servers"), e.servers,
 		widget.NewLabel("File"), e.path)
-	e.content = container.NewBorder(top, container.NewVBox(e.notes, container.NewHBox(e.copyBtn, e.install, e.link)), nil, nil, e.snippet)
+	e.content = container.NewBorder(top, container.NewVBox(e.notes, container.NewHBox(e.copyBtn, e.reveal, e.install, e.link)), nil, nil, e.snippet)
 	return e
+}
+
+// setOutputs offers the outputs the chosen client has.
+func (e *exportDialog) setOutputs() {
+	if e.output == nil {
+		return
+	}
+	cl := e.byName[e.client.Selected]
+	var opts []string
+	if cl != nil {
+		for _, o := range cl.Outputs() {
+			opts = append(opts, outputLabels[o])
+			e.byOutput[outputLabels[o]] = o
+		}
+	}
+	keep := e.output.Selected
+	e.output.Options = opts
+	if !slices.Contains(opts, keep) && len(opts) > 0 {
+		keep = opts[0]
+	}
+	e.output.Selected = keep
+	e.output.Refresh()
 }
 
 func (e *exportDialog) selected() (*clients.Client, []*registry.Server, error) {
@@ -171,16 +222,29 @@ func (e *exportDialog) selected() (*clients.Client, []*registry.Server, error) {
 	return cl, servers, err
 }
 
-// render shows the snippet for the current choice (UI thread; the work is
+// renderWith renders the current choice, with secrets' values or without.
+func (e *exportDialog) renderWith(reveal bool) (*clients.Client, *clients.Result, error) {
+	cl, servers, err := e.selected()
+	if err != nil {
+		return cl, nil, err
+	}
+	o := e.c.clientOptions()
+	o.RevealSecrets = reveal
+	res, err := cl.Render(e.byOutput[e.output.Selected], servers, o)
+	return cl, res, err
+}
+
+// render shows the output for the current choice (UI thread; the work is
 // small and local).
 func (e *exportDialog) render() {
-	if e.snippet == nil || e.client == nil {
+	if e.snippet == nil || e.client == nil || e.output == nil {
 		return
 	}
-	cl, servers, err := e.selected()
+	cl, res, err := e.renderWith(false)
 	if cl != nil {
-		setEnabled(e.install, cl.HasFile() && err == nil)
-		setEnabled(e.link, cl.HasDeepLink() && err == nil)
+		_, _, serr := e.selected()
+		setEnabled(e.install, cl.HasFile() && serr == nil)
+		setEnabled(e.link, cl.HasDeepLink() && serr == nil)
 		if p, perr := cl.Path(e.c.clientOptions()); perr == nil {
 			e.path.SetText(p)
 		} else {
@@ -193,16 +257,29 @@ func (e *exportDialog) render() {
 		setEnabled(e.copyBtn, false)
 		return
 	}
-	res, err := cl.Snippet(servers, e.c.clientOptions())
-	if err != nil {
-		e.snippet.SetText("")
-		e.notes.SetText(err.Error())
-		setEnabled(e.copyBtn, false)
-		return
-	}
 	setEnabled(e.copyBtn, true)
 	e.snippet.SetText(string(res.Data))
 	e.notes.SetText(strings.Join(append(slices.Clone(res.Warnings), res.Notes...), "\n"))
+}
+
+// copy puts what is shown on the clipboard, or, with "Copy with secret
+// values", the same with the values a client needs in place of <hidden>.
+func (e *exportDialog) copy() {
+	text := e.snippet.Text
+	msg := "Copied to the clipboard."
+	if e.reveal.Checked {
+		_, res, err := e.renderWith(true)
+		if err != nil {
+			e.notes.SetText(err.Error())
+			return
+		}
+		text = string(res.Data)
+		msg = "Copied to the clipboard, with secret values: paste it only into the client's config."
+	} else if strings.Contains(text, clients.Hidden) {
+		msg = "Copied to the clipboard. It holds " + clients.Hidden + " in place of secret values: tick \"Copy with secret values\" to copy them."
+	}
+	e.c.app.Clipboard().SetContent(text)
+	e.notes.SetText(msg + "\n" + e.notes.Text)
 }
 
 func setEnabled(w fyne.Disableable, on bool) {
@@ -314,6 +391,7 @@ func (c *controller) showImport() {
 		}
 		var b strings.Builder
 		for _, s := range imp.Servers {
+			s := s.Redacted() // credentials in a URL or bridge arguments stay hidden
 			b.WriteString("+ " + s.Name + "  ")
 			if s.IsRemote() {
 				b.WriteString(s.URL + "\n")

@@ -1,7 +1,7 @@
 package gui
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -217,8 +217,8 @@ func (f *serverForm) server() (*registry.Server, []string) {
 	return s, problems
 }
 
-// validate checks the entry with the registry's own rules (it is written as
-// TOML and loaded back), shows the problems and reports the outcome.
+// validate checks the entry with the registry's own rules
+// ([registry.Server.Validate]), shows the problems and reports the outcome.
 func (f *serverForm) validate() bool {
 	s, problems := f.server()
 	switch {
@@ -242,17 +242,11 @@ func (f *serverForm) validate() bool {
 }
 
 // registryProblems are the errors (and literal-secret hints) the config
-// loader would report for s.
+// loader would report for s: the registry's one validation.
 func registryProblems(s *registry.Server) []string {
-	var b bytes.Buffer
-	registry.EncodeServer(&b, s)
-	cfg, err := registry.Parse("form", b.Bytes())
-	if err != nil {
-		return []string{err.Error()}
-	}
 	var out []string
-	for _, d := range cfg.Diagnostics {
-		out = append(out, d.Message)
+	if err := s.Validate(); err != nil {
+		out = append(out, err.Error())
 	}
 	for _, m := range []map[string]string{s.Env, s.Headers} {
 		for _, k := range sortedKeys(m) {
@@ -275,8 +269,8 @@ func looksSecret(key string) bool {
 }
 
 // editServer opens the form for a server ("" adds a new one; duplicate
-// starts from a copy under a new name), saves atomically and applies the
-// change through Reload so the other servers keep running.
+// starts from a copy under a new name) and saves atomically; the engine
+// applies the change, and the other servers keep running.
 func (c *controller) editServer(name string, duplicate bool) {
 	c.openMain()
 	cfg, err := registry.Load(c.cfgPath)
@@ -369,9 +363,11 @@ func (c *controller) saveServer(replace string, s *registry.Server) error {
 	})
 }
 
-// updateConfig reads servers.toml afresh, changes it, saves it atomically and
-// reloads the engine with the result. A file that does not load is not
-// touched.
+// updateConfig reads servers.toml afresh, changes it and saves it
+// atomically. The engine applies the saved file itself, as it does any
+// edit (a daemon's engine too: the app must not reload on top); only an
+// engine that cannot follow its file is told to read it. A file that does
+// not load is not touched.
 func (c *controller) updateConfig(change func(cfg *registry.Config) error) error {
 	c.saveMu.Lock()
 	defer c.saveMu.Unlock()
@@ -385,7 +381,13 @@ func (c *controller) updateConfig(change func(cfg *registry.Config) error) error
 	if err := registry.Save(cfg); err != nil {
 		return err
 	}
-	c.eng.Reload(cfg.Servers)
+	if c.eng.Status().WatchProblem != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		if _, err := c.eng.Reload(ctx); err != nil {
+			return fmt.Errorf("saved, but not applied: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"strings"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/control"
 	"mcptray/supervisor"
 )
 
@@ -22,7 +24,7 @@ const logViewLimit = 10000
 // polls the engine at most a few times a second and appends in batches, so a
 // server writing megabytes a second does not freeze the UI.
 type logView struct {
-	eng    Engine
+	eng    control.Engine
 	window func() fyne.Window
 
 	mu     sync.Mutex // guards server and since, read by the poller
@@ -43,7 +45,7 @@ type logView struct {
 	content  fyne.CanvasObject
 }
 
-func newLogView(eng Engine, window func() fyne.Window) *logView {
+func newLogView(eng control.Engine, window func() fyne.Window) *logView {
 	v := &logView{eng: eng, window: window, follow: true}
 	v.list = widget.NewList(
 		func() int { return len(v.shown) },
@@ -56,7 +58,7 @@ func newLogView(eng Engine, window func() fyne.Window) *logView {
 		func(id widget.ListItemID, o fyne.CanvasObject) {
 			if id < len(v.shown) {
 				ln := v.lines[v.shown[id]]
-				o.(*widget.Label).SetText(ln.Time.Format("15:04:05.000") + "  " + ln.Text)
+				o.(*widget.Label).SetText(ln.Time.Format("15:04:05.000") + "  " + app.VisibleLine(ln.Text))
 			}
 		})
 	v.list.OnSelected = func(id widget.ListItemID) {
@@ -123,8 +125,10 @@ func (v *logView) poll() {
 	if name == "" {
 		return
 	}
-	lines, next := v.eng.Log(name, since)
-	if len(lines) == 0 {
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	lines, next, err := v.eng.Log(ctx, name, since)
+	if err != nil || len(lines) == 0 {
 		return
 	}
 	v.mu.Lock()

@@ -83,16 +83,16 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	}
 	a := fyneapp.NewWithID(AppID)
 	a.SetIcon(assets.AppIcon)
-	c := newController(a, eng, cfg.Path, env)
+	// The app edits the file its engine runs (a daemon's may differ).
+	cfgPath := eng.Status().ConfigPath
+	if cfgPath == "" {
+		cfgPath = cfg.Path
+	}
+	c := newController(a, eng, cfgPath, env)
 
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { c.watch(bg, 250*time.Millisecond) })
-	wg.Go(func() {
-		if err := c.watchConfig(bg); err != nil {
-			fmt.Fprintf(env.Stderr, "mcptray: not watching %s for changes: %v\n", cfg.Path, err)
-		}
-	})
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():

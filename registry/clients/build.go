@@ -43,6 +43,10 @@ type builder struct {
 	seen     map[string]bool
 	// secrets are literal secret values met, to mask them in diffs.
 	secrets []string
+	// existing are the entries the client's file holds already (install),
+	// by name: their values are kept where servers.toml has a reference the
+	// client cannot express.
+	existing map[string]*registry.Server
 }
 
 func (b *builder) warn(format string, args ...any) {
@@ -63,19 +67,19 @@ func (b *builder) note(format string, args ...any) {
 	}
 }
 
-// Masked is what a masked secret shows as.
-const Masked = "••••••"
+// Hidden stands for a literal secret in output meant to be pasted or run
+// (a snippet, an add command, an install link) when secrets are not
+// revealed. It is clearly not a value: a client given it fails visibly, and
+// a warning says so. (The mask, [registry.Masked], is only for reading.)
+const Hidden = registry.Hidden
 
-// maskSecret hides a literal secret, keeping an auth scheme visible
-// ("Bearer abc" becomes "Bearer ••••••").
-func maskSecret(v string) string {
-	if v == "" {
-		return v
+// hide is a literal secret's stand-in: "Bearer abc" becomes
+// "Bearer <hidden>", so the shape of the value still shows.
+func hide(v string) string {
+	if m := registry.MaskSecret(v); strings.HasSuffix(m, registry.Masked) {
+		return strings.TrimSuffix(m, registry.Masked) + Hidden
 	}
-	if scheme, _, ok := strings.Cut(v, " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic") || strings.EqualFold(scheme, "Token")) {
-		return scheme + " " + Masked
-	}
-	return Masked
+	return Hidden
 }
 
 // Placeholder is what a reference becomes in a client without reference
@@ -83,37 +87,91 @@ func maskSecret(v string) string {
 func Placeholder(name string) string { return "<" + name + ">" }
 
 // conv turns one string of a server into the client's form: references into
-// its syntax (or a placeholder), literal secrets masked when b.mask.
+// its syntax (or a value, or a placeholder), literal secrets hidden when
+// b.mask.
 func (b *builder) conv(server, field, v string, secret bool) string {
+	if registry.HasSecretRef(v) {
+		v = b.keyringRefs(server, field, v)
+	}
 	if registry.HasEnvRef(v) {
-		return registry.ReplaceEnvRefs(v, func(n string) string {
-			if b.c.Ref != nil {
-				return b.c.Ref(n)
+		if b.c.Ref == nil {
+			if r, ok := registry.IsEnvRef(v); ok {
+				return b.fallback(server, field, r)
 			}
-			return b.fallback(server, field, n)
+		}
+		return registry.ReplaceEnvRefsFunc(v, func(r registry.EnvRef) string {
+			if b.c.Ref == nil {
+				return b.fallback(server, field, r)
+			}
+			if r.HasDefault {
+				if b.c.RefDefault != nil {
+					return b.c.RefDefault(r.Name, r.Default)
+				}
+				b.warn("%s has no default form of a reference: servers.%s %s drops the default of %s (the server gets an empty value when $%s is unset)", b.c.Name, server, field, r, r.Name)
+			}
+			return b.c.Ref(r.Name)
 		})
 	}
 	if secret && v != "" {
 		b.secrets = append(b.secrets, v)
 		if b.mask && !b.o.RevealSecrets {
-			return maskSecret(v)
+			b.warn("servers.%s %s is a literal secret: written as %s, which is not a working value; pass --reveal-secrets to write it, or make it an ${env:VAR} reference", server, field, hide(v))
+			return hide(v)
+		}
+	}
+	if field == "url" || strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://") {
+		creds := registry.URLSecrets(v)
+		b.secrets = append(b.secrets, creds...)
+		if len(creds) > 0 && b.mask && !b.o.RevealSecrets {
+			for _, c := range creds {
+				v = strings.ReplaceAll(v, c, Hidden)
+			}
+			b.warn("servers.%s %s holds credentials: written as %s, which is not a working value; pass --reveal-secrets to write them, or use ${env:VAR} references", server, field, v)
 		}
 	}
 	return v
 }
 
-// fallback is a reference the client cannot express.
-func (b *builder) fallback(server, field, name string) string {
-	if b.o.RevealSecrets {
-		if val, ok := b.o.LookupEnv(name); ok {
-			b.secrets = append(b.secrets, val)
-			return val
-		}
-		b.warn("servers.%s %s refers to $%s, which is not set: wrote the placeholder %s", server, field, name, Placeholder(name))
-		return Placeholder(name)
+// fallback is a reference the client cannot express: the variable's value
+// when secrets are revealed, else the value the client's file already holds
+// (install), else a placeholder.
+func (b *builder) fallback(server, field string, r registry.EnvRef) string {
+	if v, ok := b.known(server, field, r); ok {
+		return v
 	}
-	b.warn("%s cannot reference environment variables here: servers.%s %s holds the placeholder %s; replace it, or pass --reveal-secrets to write $%s's value", b.c.Name, server, field, Placeholder(name), name)
-	return Placeholder(name)
+	if b.o.RevealSecrets {
+		b.warn("servers.%s %s refers to $%s, which is not set: wrote the placeholder %s", server, field, r.Name, Placeholder(r.Name))
+		return Placeholder(r.Name)
+	}
+	b.warn("%s cannot reference environment variables here: servers.%s %s holds the placeholder %s; replace it, or pass --reveal-secrets to write $%s's value", b.c.Name, server, field, Placeholder(r.Name), r.Name)
+	return Placeholder(r.Name)
+}
+
+// known is the value to write for a reference the client cannot express:
+// the variable's value (or default) when secrets are revealed, else the
+// working value the client's file holds already, which mcptray must not
+// overwrite with a placeholder.
+func (b *builder) known(server, field string, r registry.EnvRef) (string, bool) {
+	if b.o.RevealSecrets {
+		if val, ok := r.Resolve(b.o.LookupEnv); ok {
+			b.secrets = append(b.secrets, val)
+			return val, true
+		}
+	}
+	if old := b.existing[server]; old != nil {
+		var v string
+		if k, ok := strings.CutPrefix(field, "env."); ok {
+			v = old.Env[k]
+		} else if k, ok := strings.CutPrefix(field, "headers."); ok {
+			v = old.Headers[k]
+		}
+		if v != "" && !registry.HasEnvRef(v) && !strings.Contains(v, Hidden) {
+			b.secrets = append(b.secrets, v)
+			b.note("servers.%s %s: kept the value already in %s's file (%s cannot refer to $%s)", server, field, b.c.Name, b.c.Name, r.Name)
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // windowsShims are commands that are .cmd scripts on Windows, which newer
@@ -138,7 +196,12 @@ var (
 
 // build prepares servers for the client.
 func (c *Client) build(servers []*registry.Server, o *Options, mask bool) ([]*built, *builder, error) {
-	b := &builder{c: c, o: o, mask: mask}
+	return c.buildWith(servers, o, mask, nil)
+}
+
+// buildWith is build knowing the entries the client's file holds already.
+func (c *Client) buildWith(servers []*registry.Server, o *Options, mask bool, existing map[string]*registry.Server) ([]*built, *builder, error) {
+	b := &builder{c: c, o: o, mask: mask, existing: existing}
 	var out []*built
 	for _, s := range servers {
 		if s.Invalid != nil {
@@ -200,7 +263,26 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 		env := map[string]string{}
 		for _, k := range sortedKeys(s.Env) {
 			v := s.Env[k]
-			if c.shape.codex && v == "${env:"+k+"}" {
+			if r, ok := registry.IsEnvRef(v); ok && c.shape.codex {
+				if r.Name == k && !r.HasDefault {
+					bs.envVars = append(bs.envVars, k)
+					continue
+				}
+				if val, ok := b.known(s.Name, "env."+k, r); ok {
+					env[k] = val
+					continue
+				}
+				// Codex forwards variables by their own name only: the
+				// nearest working entry forwards k, which the person sets.
+				lost := ""
+				if r.HasDefault {
+					lost = fmt.Sprintf(" (Codex has no default: %q is not written)", r.Default)
+				}
+				what := "cannot rename environment variables"
+				if r.Name == k {
+					what = "has no default for a forwarded variable"
+				}
+				b.warn("Codex %s: servers.%s env.%s reads %s, so Codex forwards $%s from its own environment (env_vars)%s; set %s=\"$%s\" where Codex runs, or pass --reveal-secrets to write $%s's value", what, s.Name, k, r, k, lost, k, r.Name, r.Name)
 				bs.envVars = append(bs.envVars, k)
 				continue
 			}
@@ -303,3 +385,22 @@ func nonNil(s []string) []string {
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// keyringRefs replaces ${keyring:NAME} references, which no client can
+// read: with the secret's value when secrets are revealed, else with
+// Hidden and a warning.
+func (b *builder) keyringRefs(server, field, v string) string {
+	return registry.ReplaceSecretRefs(v, func(name string) string {
+		if b.o.RevealSecrets && b.o.Secret != nil {
+			val, err := b.o.Secret(name)
+			if err == nil {
+				b.secrets = append(b.secrets, val)
+				return val
+			}
+			b.warn("servers.%s %s refers to ${keyring:%s}, which could not be read (%v): written as %s", server, field, name, err, Hidden)
+			return Hidden
+		}
+		b.warn("servers.%s %s refers to ${keyring:%s}, which %s cannot read: written as %s, which is not a working value; pass --reveal-secrets to write the secret's value", server, field, name, b.c.Name, Hidden)
+		return Hidden
+	})
+}

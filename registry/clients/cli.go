@@ -46,6 +46,11 @@ func (c *Client) CLI(servers []*registry.Server, opts *Options) (*Result, error)
 			}
 		}
 	}
+	if c.ID == "gemini" {
+		// Seen with Gemini CLI 0.61: `gemini mcp add` loads settings.json
+		// with every reference resolved and writes all of it back.
+		b.warn("gemini mcp add rewrites all of settings.json with every $VAR and ${VAR} resolved to its value in the shell that runs it: references already in the file (and in these lines) become plain-text secrets. Prefer `mcptray install --client gemini`, which keeps them references.")
+	}
 	return b.result(out.Bytes()), nil
 }
 
@@ -90,16 +95,19 @@ func headerFlags(flag string, h map[string]string) []string {
 	return out
 }
 
+// claudeCLI puts the name right after "add": Claude's --env and --header
+// take several values each, so a name after them is read as one more
+// ("Invalid environment variable format: NAME").
 func claudeCLI(_ *Client, b *built, o *Options) ([]string, error) {
 	s := b.srv
-	w := []string{"claude", "mcp", "add"}
+	w := []string{"claude", "mcp", "add", b.name}
 	if s.IsRemote() {
-		w = append(w, "--transport", string(s.Transport()), "--scope", string(o.Scope), b.name, s.URL)
+		w = append(w, s.URL, "--transport", string(s.Transport()), "--scope", string(o.Scope))
 		return append(w, headerFlags("--header", s.Headers)...), nil
 	}
 	w = append(w, "--transport", "stdio", "--scope", string(o.Scope))
 	w = append(w, envFlags("--env", s.Env)...)
-	w = append(w, b.name, "--", s.Command)
+	w = append(w, "--", s.Command)
 	return append(w, s.Args...), nil
 }
 

@@ -14,10 +14,13 @@ package clients
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"runtime"
 	"slices"
 	"strings"
+
+	"mcptray/registry"
 )
 
 // Format is a client file's syntax.
@@ -74,6 +77,9 @@ type Client struct {
 	// Ref turns a variable name into the client's own reference syntax; nil
 	// when the client has none (a placeholder is written instead).
 	Ref func(name string) string
+	// RefDefault is the client's reference with a default value
+	// (${VAR:-default}); nil when it has none.
+	RefDefault func(name, def string) string
 	// unref finds the client's references in a string (for import).
 	unref []refPattern
 	// Doc names the documentation the format follows.
@@ -84,9 +90,12 @@ type Client struct {
 	// Notes are facts a person needs when pasting the output.
 	Notes []string
 
-	shape  shape
-	paths  func(os string, scope Scope, e *pathEnv) (string, error)
-	scopes []Scope
+	shape shape
+	// noTrailingCommas: the client reads comments but refuses trailing
+	// commas (Gemini CLI): such a file is refused, as the client would.
+	noTrailingCommas bool
+	paths            func(os string, scope Scope, e *pathEnv) (string, error)
+	scopes           []Scope
 	// newFile is the content of a file that does not exist yet.
 	newFile string
 	cli     func(c *Client, b *built, opts *Options) ([]string, error)
@@ -110,9 +119,16 @@ func (c *Client) HasFile() bool { return c.paths != nil }
 var ErrUnsupported = errors.New("not supported by this client")
 
 // UnknownClientError is an unknown client id.
-type UnknownClientError struct{ ID string }
+type UnknownClientError struct {
+	ID string
+	// Suggest is the nearest known id ("" when none is near).
+	Suggest string
+}
 
 func (e *UnknownClientError) Error() string {
+	if e.Suggest != "" {
+		return fmt.Sprintf("unknown client %q: did you mean %s? (known: %s)", e.ID, e.Suggest, strings.Join(IDs(), ", "))
+	}
 	return fmt.Sprintf("unknown client %q (known: %s)", e.ID, strings.Join(IDs(), ", "))
 }
 
@@ -128,14 +144,82 @@ func IDs() []string {
 	return ids
 }
 
-// Lookup finds a client by id.
+// aliases are the other names people type for a client: its product name,
+// its npm package or binary, the id with other separators. "claude" is
+// Claude Code, the one with a command line.
+var aliases = map[string]string{
+	"claude": "claude-code", "claudecode": "claude-code", "claude-cli": "claude-code",
+	"claudedesktop": "claude-desktop", "claude-app": "claude-desktop",
+	"gemini-cli": "gemini", "geminicli": "gemini", "google-gemini": "gemini",
+	"codex-cli": "codex", "openai-codex": "codex", "openai": "codex",
+	"vs-code": "vscode", "code": "vscode", "visual-studio-code": "vscode", "copilot": "vscode",
+	"roo-code": "roo", "roocode": "roo", "roo-cline": "roo",
+	"cline-bot":    "cline",
+	"continue-dev": "continue",
+	"lm-studio":    "lmstudio",
+	"open-code":    "opencode", "opencode-ai": "opencode",
+	"goose-cli": "goose", "block-goose": "goose",
+	"zed-editor": "zed",
+	"codeium":    "windsurf",
+	"json":       "generic", "mcpservers": "generic",
+}
+
+// Lookup finds a client by id or a common alias ("claude", "gemini-cli",
+// "Claude Code"), ignoring case; an unknown name suggests the nearest id.
 func Lookup(id string) (*Client, error) {
+	n := strings.Join(strings.FieldsFunc(strings.ToLower(strings.TrimSpace(id)), func(r rune) bool {
+		return r == ' ' || r == '_' || r == '-' || r == '.'
+	}), "-")
+	if a, ok := aliases[n]; ok {
+		n = a
+	}
 	for _, c := range all {
-		if c.ID == id {
+		if c.ID == n || strings.ReplaceAll(c.ID, "-", "") == strings.ReplaceAll(n, "-", "") ||
+			strings.EqualFold(strings.ReplaceAll(c.Name, " ", "-"), n) {
 			return c, nil
 		}
 	}
-	return nil, &UnknownClientError{ID: id}
+	return nil, &UnknownClientError{ID: id, Suggest: nearestID(n)}
+}
+
+// nearestID is the id (or alias's id) closest to n by edit distance, when it
+// is close enough to be a typo.
+func nearestID(n string) string {
+	best, bestD := "", 0
+	consider := func(name, id string) {
+		d := editDistance(n, name)
+		if d <= max(1, min(len(name), len(n))/3) && (best == "" || d < bestD) {
+			best, bestD = id, d
+		}
+	}
+	for _, c := range all {
+		consider(c.ID, c.ID)
+	}
+	for _, a := range slices.Sorted(maps.Keys(aliases)) {
+		consider(a, aliases[a])
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // Options tunes export, install and import. Nil means defaults.
@@ -166,6 +250,9 @@ type Options struct {
 	// up with LookupEnv).
 	RevealSecrets bool
 	LookupEnv     func(string) (string, bool)
+	// Secret reads a ${keyring:NAME} secret when secrets are revealed (no
+	// client can read mcptray's keyring); nil: such references are hidden.
+	Secret registry.SecretFunc
 }
 
 func (o *Options) withDefaults() *Options {

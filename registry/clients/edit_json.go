@@ -344,3 +344,43 @@ func jsonDelete(file string, src []byte, format Format, key []string, name strin
 	}
 	return jsonRemove(src, target, i), true, nil
 }
+
+// trailingComma finds the first comma that closes an object or array (',' then
+// '}' or ']', past whitespace and comments): JSONC allows it, but some
+// clients that read comments refuse it. ok is false when there is none.
+func trailingComma(src []byte) (line, col int, ok bool) {
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case '/':
+			if j := skipExtra(src, i); j > i {
+				i = j - 1
+			}
+		case ',':
+			if j := skipExtra(src, i+1); j < len(src) && (src[j] == '}' || src[j] == ']') {
+				line = bytes.Count(src[:i], []byte("\n")) + 1
+				return line, i - lineStart(src, i) + 1, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// checkReadable refuses a file the client itself will not load, before
+// mcptray edits it: a trailing comma for a client that reads comments but
+// not trailing commas (Gemini CLI).
+func (c *Client) checkReadable(file string, src []byte) error {
+	if !c.noTrailingCommas {
+		return nil
+	}
+	if line, col, ok := trailingComma(src); ok {
+		return &ParseError{File: file, Line: line, Col: col,
+			Msg: fmt.Sprintf("trailing comma: %s accepts comments but refuses a comma before '}' or ']' and would not load this file; remove it", c.Name)}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,7 @@ func TestGolden(t *testing.T) {
 					}
 					base := filepath.Join("testdata", "golden", c.ID, cn+"."+goos)
 					checkGolden(t, base+"."+ext(c.Format), res.Data)
+					checkNoMask(t, res)
 					doc := parseReal(t, c.Format, res.Data)
 					checkShape(t, c, s, doc)
 					if c.HasCLI() {
@@ -124,6 +126,7 @@ func TestGolden(t *testing.T) {
 							t.Fatal(err)
 						}
 						checkGolden(t, base+".cli.txt", r.Data)
+						checkNoMask(t, r)
 					}
 					if c.HasDeepLink() {
 						r, err := c.DeepLinks([]*registry.Server{s}, o)
@@ -131,9 +134,28 @@ func TestGolden(t *testing.T) {
 							t.Fatal(err)
 						}
 						checkGolden(t, base+".link.txt", r.Data)
+						checkNoMask(t, r)
 					}
 				})
 			}
+		}
+	}
+}
+
+// checkNoMask checks that output meant to be pasted or run never carries
+// the display mask as a value, and that a hidden secret is said.
+func checkNoMask(t *testing.T, r *Result) {
+	t.Helper()
+	if strings.Contains(string(r.Data), registry.Masked) {
+		t.Errorf("output holds the mask %s as a value:\n%s", registry.Masked, r.Data)
+	}
+	if strings.Contains(string(r.Data), Hidden) || strings.Contains(string(r.Data), url.QueryEscape(Hidden)) {
+		said := false
+		for _, w := range r.Warnings {
+			said = said || strings.Contains(w, "not a working value")
+		}
+		if !said {
+			t.Errorf("%s written without a warning: %q", Hidden, r.Warnings)
 		}
 	}
 }

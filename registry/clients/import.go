@@ -59,31 +59,13 @@ func (c *Client) Import(file string, data []byte, opts *Options) (*Imported, err
 			warn("%q is not a valid server name: imported as %q", e.name, name)
 		}
 		s := c.toServer(name, m, warn)
-		if err := checkServer(s); err != nil {
+		if err := s.Validate(); err != nil {
 			warn("%s: entry %q skipped: %v", file, e.name, err)
 			continue
 		}
 		im.Servers = append(im.Servers, s)
 	}
 	return im, nil
-}
-
-// checkServer validates s with the registry's own rules, by writing it as
-// servers.toml and reading it back.
-func checkServer(s *registry.Server) error {
-	var b bytes.Buffer
-	registry.EncodeServer(&b, s)
-	cfg, err := registry.Parse("import", b.Bytes())
-	if err != nil {
-		return err
-	}
-	if len(cfg.Servers) != 1 {
-		return fmt.Errorf("entry cannot be written as a server")
-	}
-	if inv := cfg.Servers[0].Invalid; inv != nil {
-		return inv
-	}
-	return nil
 }
 
 var badNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -182,8 +164,6 @@ func yamlPlain(n *yaml.Node) any {
 	return v
 }
 
-var secretKey = regexp.MustCompile(`(?i)token|secret|key|passw|auth|credential|pat$|bearer|cookie|session`)
-
 func (c *Client) toServer(name string, m map[string]any, warn func(string, ...any)) *registry.Server {
 	sh := c.shape
 	s := &registry.Server{Name: name, Autostart: true}
@@ -240,7 +220,7 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 			s.Command, s.Args = all[0], all[1:]
 		}
 	}
-	s.Env = strMap(first(sh.env, "env", "envs", "environment"))
+	s.Env = unplaceholder(strMap(first(sh.env, "env", "envs", "environment")))
 	if sh.codex {
 		for _, v := range strs(m["env_vars"]) {
 			if s.Env == nil {
@@ -268,6 +248,7 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 		if s.Headers == nil {
 			s.Headers = strMap(m["headers"])
 		}
+		s.Headers = unplaceholder(s.Headers)
 		if sh.codex {
 			if v, ok := m["bearer_token_env_var"].(string); ok && v != "" {
 				if s.Headers == nil {
@@ -288,8 +269,9 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 		case typ == "sse":
 			s.TransportName = registry.TransportSSE
 		case typ != "":
-		case urlKey == "url" && (c.ID == "cline" || c.ID == "roo" || c.ID == "gemini"):
-			// These clients read a url without type as SSE.
+		case urlKey == "url" && (c.ID == "cline" || c.ID == "roo"):
+			// These clients read a url without type as SSE. (Gemini CLI
+			// reads it as Streamable HTTP, falling back to SSE.)
 			s.TransportName = registry.TransportSSE
 		}
 		if s.Command != "" {
@@ -323,8 +305,12 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 	}{{"env", s.Env}, {"headers", s.Headers}} {
 		for _, k := range sortedKeys(f.m) {
 			v := f.m[k]
-			if v != "" && !registry.HasEnvRef(v) && (secretKey.MatchString(k) || strings.EqualFold(k, "Authorization")) {
-				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference", name, f.what, k)
+			if strings.Contains(v, Hidden) {
+				warn("servers.%s %s.%s holds %s, which mcptray prints in place of a secret: not a working value; set the real one", name, f.what, k, Hidden)
+				continue
+			}
+			if v != "" && !registry.HasEnvRef(v) && registry.SecretName(k) {
+				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference, or import with --keyring", name, f.what, k)
 			}
 		}
 	}
@@ -384,6 +370,25 @@ func unbridge(s *registry.Server) {
 
 var varName = `([A-Za-z_][A-Za-z0-9_]*)`
 
+// placeholderRE is a placeholder mcptray writes for a reference a client
+// cannot express ([Placeholder]).
+var placeholderRE = regexp.MustCompile(`<` + varName + `>`)
+
+// unplaceholder turns mcptray's placeholders in env or header values back
+// into the references they stand for: "<MY_KEY>" is ${env:MY_KEY}, not a
+// literal secret.
+func unplaceholder(m map[string]string) map[string]string {
+	for k, v := range m {
+		m[k] = placeholderRE.ReplaceAllStringFunc(v, func(p string) string {
+			if p == Hidden { // a secret left out, not a variable
+				return p
+			}
+			return "${env:" + p[1:len(p)-1] + "}"
+		})
+	}
+	return m
+}
+
 // unrefString turns the client's references back into ${env:VAR}.
 func (c *Client) unrefString(s string) string {
 	for _, p := range c.unref {
@@ -394,7 +399,7 @@ func (c *Client) unrefString(s string) string {
 		if p.bare {
 			re = regexp.MustCompile(`\$` + varName + `\b`)
 		} else {
-			re = regexp.MustCompile(regexp.QuoteMeta(p.prefix) + varName + regexp.QuoteMeta(p.suffix))
+			re = regexp.MustCompile(regexp.QuoteMeta(p.prefix) + varName + `(:-[^}]*)?` + regexp.QuoteMeta(p.suffix))
 		}
 		var b strings.Builder
 		last := 0
@@ -408,11 +413,70 @@ func (c *Client) unrefString(s string) string {
 				continue
 			}
 			b.WriteString(s[last:m[0]])
-			b.WriteString("${env:" + s[m[2]:m[3]] + "}")
+			def := ""
+			if len(m) > 4 && m[4] >= 0 {
+				def = s[m[4]:m[5]] // ":-default", kept as mcptray writes it
+			}
+			b.WriteString("${env:" + s[m[2]:m[3]] + def + "}")
 			last = m[1]
 		}
 		b.WriteString(s[last:])
 		s = b.String()
 	}
 	return s
+}
+
+// secretFields are the entry keys whose string values are secrets, in every
+// client's spelling.
+var secretFields = map[string]bool{"env": true, "envs": true, "environment": true, "headers": true, "http_headers": true}
+
+// fileSecrets are the literal secrets of every entry in a client's file
+// (including entries mcptray did not write and cannot import): env and
+// header values, credentials in URLs, mcp-remote --header arguments. The
+// client's references are not secrets. A file that does not parse has none
+// that can be found.
+func (c *Client) fileSecrets(file string, data []byte, o *Options) []string {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	entries, err := c.readEntries(file, data, c.keyPath(o))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, c.valueSecrets(e.v, false)...)
+	}
+	return out
+}
+
+func (c *Client) valueSecrets(v any, secret bool) []string {
+	probe := &registry.Server{}
+	var out []string
+	switch x := v.(type) {
+	case string:
+		x = c.unrefString(x)
+		if secret {
+			probe.Env = map[string]string{"v": x}
+		} else {
+			probe.URL = x
+		}
+	case []any:
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				if secret {
+					out = append(out, c.valueSecrets(s, true)...)
+				} else {
+					probe.Args = append(probe.Args, c.unrefString(s))
+				}
+			} else {
+				out = append(out, c.valueSecrets(e, secret)...)
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			out = append(out, c.valueSecrets(e, secret || secretFields[k])...)
+		}
+	}
+	return append(out, probe.Secrets()...)
 }

@@ -2,14 +2,6 @@ package clients
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -40,8 +32,9 @@ type Change struct {
 // Changed reports whether the file changes.
 func (ch *Change) Changed() bool { return !bytes.Equal(ch.Old, ch.New) }
 
-// Diff is a unified diff from the old file to the new one, with literal
-// secrets masked unless secrets were revealed.
+// Diff is a unified diff from the old file to the new one. Every secret
+// either file holds (env and header values, credentials in URLs, of every
+// entry, not only the ones written) is masked unless secrets were revealed.
 func (ch *Change) Diff() string {
 	a, b := ch.Path, ch.Path
 	if !ch.Existed {
@@ -51,20 +44,7 @@ func (ch *Change) Diff() string {
 	if ch.reveal {
 		return d
 	}
-	secrets := slices.Clone(ch.secrets)
-	// Longest first, so that a secret holding another is masked whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, s := range secrets {
-		if len(s) < 3 {
-			continue
-		}
-		m := maskSecret(s)
-		d = strings.ReplaceAll(d, s, m)
-		if q := strings.Trim(jsonString(s), `"`); q != s {
-			d = strings.ReplaceAll(d, q, m)
-		}
-	}
-	return d
+	return registry.MaskSecrets(d, ch.secrets)
 }
 
 // managedKeys are the entry keys mcptray writes for this client; on update,
@@ -103,11 +83,20 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]
 	}
-	bs, b, err := c.build(servers, o, false)
+	if err := c.checkReadable(file, src); err != nil {
+		return nil, err
+	}
+	existing := map[string]*registry.Server{}
+	if im, err := c.Import(file, src, o); err == nil {
+		for _, s := range im.Servers {
+			existing[s.Name] = s
+		}
+	}
+	bs, b, err := c.buildWith(servers, o, false, existing)
 	if err != nil {
 		return nil, err
 	}
-	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, secrets: b.secrets, reveal: o.RevealSecrets}
+	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, reveal: o.RevealSecrets}
 	cur := c.startContent(src)
 	key := c.keyPath(o)
 	managed := c.managedKeys()
@@ -159,6 +148,7 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 		cur = src
 	}
 	ch.New = cur
+	ch.secrets = append(append(b.secrets, c.fileSecrets(file, src, o)...), c.fileSecrets(file, cur, o)...)
 	ch.Warnings, ch.Notes = b.warnings, b.notes
 	if c.Unverified != "" {
 		ch.Notes = append(ch.Notes, "unverified: "+c.Unverified+".")
@@ -187,7 +177,10 @@ func (c *Client) Remove(file string, src []byte, names []string, opts *Options) 
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]
 	}
-	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, New: src, reveal: true}
+	if err := c.checkReadable(file, src); err != nil {
+		return nil, err
+	}
+	ch := &Change{Client: c, Path: file, Old: src, Existed: src != nil, New: src, secrets: c.fileSecrets(file, src, o)}
 	if len(bytes.TrimSpace(src)) == 0 {
 		ch.Unchanged = names
 		return ch, nil
@@ -264,14 +257,6 @@ func (c *Client) filePath(opts *Options, fo *FileOptions) (string, error) {
 	return c.Path(opts)
 }
 
-func readMaybe(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return b, err
-}
-
 // Install merges servers into the client's file and writes it atomically,
 // keeping a timestamped backup beside it. A file that does not parse is
 // refused (*ParseError) and left untouched.
@@ -288,45 +273,34 @@ func (c *Client) Uninstall(names []string, opts *Options, fo *FileOptions) (*Cha
 	})
 }
 
-// editFile reads the client's file, computes the change and writes it.
+// editFile reads the client's file, computes the change and writes it, all
+// under the file's lock, through symbolic links, redone on the new content
+// when the client writes the file meanwhile (see [registry.EditFile]).
 func (c *Client) editFile(opts *Options, fo *FileOptions, change func(path string, old []byte) (*Change, error)) (*Change, error) {
 	path, err := c.filePath(opts, fo)
 	if err != nil {
 		return nil, err
 	}
-	old, err := readMaybe(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	ch, err := change(path, old)
-	if err != nil {
-		return nil, err
-	}
-	return ch, ch.write(fo)
-}
-
-func (ch *Change) write(fo *FileOptions) error {
-	if !ch.Changed() || (fo != nil && fo.DryRun) {
-		return nil
-	}
 	now := time.Now
 	if fo != nil && fo.Now != nil {
 		now = fo.Now
 	}
-	wo := &registry.WriteOptions{Perm: 0o600}
-	if ch.Existed {
-		// Two changes in one second must not overwrite the first backup,
-		// which may be the only copy of the person's original file.
-		ch.Backup = BackupName(ch.Path, now())
-		for i := 2; ; i++ {
-			if _, err := os.Lstat(ch.Backup); errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			ch.Backup = fmt.Sprintf("%s-%d", BackupName(ch.Path, now()), i)
+	var ch *Change
+	e, err := registry.EditFile(path, &registry.WriteOptions{
+		Perm:   0o600,
+		Backup: path + ".mcptray-backup", // BackupName's form
+		Stamp:  now,
+		DryRun: fo != nil && fo.DryRun,
+	}, func(old []byte) ([]byte, error) {
+		var err error
+		if ch, err = change(path, old); err != nil {
+			return nil, err
 		}
-		wo.Backup = ch.Backup
-	} else if err := os.MkdirAll(filepath.Dir(ch.Path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(ch.Path), err)
+		return ch.New, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return registry.WriteFileAtomic(ch.Path, ch.New, wo)
+	ch.New, ch.Backup = e.New, e.Backup // New with the file's line endings
+	return ch, nil
 }

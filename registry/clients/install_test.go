@@ -155,7 +155,7 @@ func TestInstallKeepsEverythingElse(t *testing.T) {
 			}
 			got, _ := os.ReadFile(path)
 			parseReal(t, c.Format, got)
-			if strings.Contains(string(got), Masked) {
+			if strings.Contains(string(got), registry.Masked) {
 				t.Errorf("a masked value was written into the file:\n%s", got)
 			}
 			if strings.Contains(ch.Diff(), "acme") {
@@ -232,6 +232,8 @@ func TestInstallRefusesBrokenFile(t *testing.T) {
 		"codex":    "model = \"o3\"\n[mcp_servers.x\ncommand = 1\n",
 		"goose":    "extensions:\n  a: [\n",
 		"continue": "mcpServers: {\n",
+		// Gemini CLI reads comments but refuses trailing commas.
+		"gemini": "{\n  // mine\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a,}\"}, // c, ]\n  },\n}\n",
 	}
 	for id, text := range broken {
 		t.Run(id, func(t *testing.T) {
@@ -254,6 +256,24 @@ func TestInstallRefusesBrokenFile(t *testing.T) {
 				t.Errorf("files left beside it: %v", entries)
 			}
 		})
+	}
+	// The trailing comma is named where it is; Gemini takes comments alone,
+	// and VS Code trailing commas too.
+	g, _ := Lookup("gemini")
+	_, err := g.Merge("settings.json", []byte(broken["gemini"]), testServers(), installOpts())
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 4 || pe.Col != 28 || !strings.Contains(err.Error(), "trailing comma") {
+		t.Errorf("gemini: %v", err)
+	}
+	if _, err := g.Remove("settings.json", []byte(broken["gemini"]), []string{"x"}, installOpts()); !errors.As(err, &pe) {
+		t.Errorf("gemini uninstall: %v", err)
+	}
+	if _, err := g.Merge("settings.json", []byte("// mine\n{\"a\": \"x,}\", /* ,] */ \"b\": [1]}\n"), testServers(), installOpts()); err != nil {
+		t.Errorf("gemini with comments: %v", err)
+	}
+	vs, _ := Lookup("vscode")
+	if _, err := vs.Merge("mcp.json", []byte("{\"servers\": {},}\n"), testServers(), installOpts()); err != nil {
+		t.Errorf("vscode with a trailing comma: %v", err)
 	}
 	// A strict-JSON client's file with comments is refused too.
 	c, _ := Lookup("cursor")

@@ -42,12 +42,13 @@ var all = []*Client{
 	},
 	{
 		ID: "claude-code", Name: "Claude Code", Format: FormatJSON, Key: []string{"mcpServers"},
-		Ref:    func(n string) string { return "${" + n + "}" },
-		unref:  []refPattern{{prefix: "${", suffix: "}"}},
-		Doc:    "docs.claude.com/en/docs/claude-code/mcp",
-		Notes:  []string{"~/.claude.json holds much more than MCP servers: only the named entries are changed."},
-		shape:  shape{command: "command", args: "args", env: "env", stdioType: "stdio", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
-		scopes: []Scope{ScopeUser, ScopeProject, ScopeLocal},
+		Ref:        func(n string) string { return "${" + n + "}" },
+		RefDefault: func(n, d string) string { return "${" + n + ":-" + d + "}" },
+		unref:      []refPattern{{prefix: "${", suffix: "}"}},
+		Doc:        "docs.claude.com/en/docs/claude-code/mcp",
+		Notes:      []string{"~/.claude.json holds much more than MCP servers: only the named entries are changed."},
+		shape:      shape{command: "command", args: "args", env: "env", stdioType: "stdio", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		scopes:     []Scope{ScopeUser, ScopeProject, ScopeLocal},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
 			if scope == ScopeProject {
 				return join(os, e.project, ".mcp.json"), nil
@@ -167,14 +168,15 @@ var all = []*Client{
 		cli: codexCLI,
 	},
 	{
-		ID: "gemini", Name: "Gemini CLI", Format: FormatJSONC, Key: []string{"mcpServers"},
-		Ref:    func(n string) string { return "${" + n + "}" },
-		unref:  []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
-		Doc:    "github.com/google-gemini/gemini-cli docs/tools/mcp-server.md and `gemini mcp add` source",
-		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
-		scopes: []Scope{ScopeUser, ScopeProject},
-		paths:  dotPaths(".gemini/settings.json", ".gemini/settings.json"),
-		cli:    geminiCLI,
+		ID: "gemini", Name: "Gemini CLI", Format: FormatJSONC, Key: []string{"mcpServers"}, noTrailingCommas: true,
+		Ref:        func(n string) string { return "${" + n + "}" },
+		RefDefault: func(n, d string) string { return "${" + n + ":-" + d + "}" },
+		unref:      []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
+		Doc:        "github.com/google-gemini/gemini-cli docs/tools/mcp-server.md and `gemini mcp add` source",
+		shape:      shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		scopes:     []Scope{ScopeUser, ScopeProject},
+		paths:      dotPaths(".gemini/settings.json", ".gemini/settings.json"),
+		cli:        geminiCLI,
 	},
 	{
 		ID: "goose", Name: "Goose", Format: FormatYAML, Key: []string{"extensions"},

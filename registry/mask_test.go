@@ -1,0 +1,101 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExpandDefault(t *testing.T) {
+	env := map[string]string{"SET": "v", "EMPTY": ""}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	s := &Server{Name: "d", Command: "srv", Args: []string{"--level=${env:UNSET:-info}", "${env:SET:-x}", "${env:EMPTY:-fallback}", "${env:UNSET:-}"},
+		Env: map[string]string{"URL": "${env:UNSET:-http://localhost:8080/a}"}}
+	out, err := s.Expand(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--level=info", "v", "fallback", ""}
+	for i, w := range want {
+		if out.Args[i] != w {
+			t.Errorf("args[%d] = %q, want %q", i, out.Args[i], w)
+		}
+	}
+	if out.Env["URL"] != "http://localhost:8080/a" {
+		t.Errorf("env.URL = %q", out.Env["URL"])
+	}
+	r, ok := IsEnvRef("${env:A:-b c}")
+	if !ok || r.Name != "A" || !r.HasDefault || r.Default != "b c" || r.String() != "${env:A:-b c}" {
+		t.Errorf("IsEnvRef = %+v %v", r, ok)
+	}
+	if _, ok := IsEnvRef("x${env:A}"); ok {
+		t.Error("IsEnvRef accepted text around a reference")
+	}
+	if got := EnvRefs("${env:A:-1}${env:B}"); strings.Join(got, ",") != "A,B" {
+		t.Errorf("EnvRefs = %v", got)
+	}
+}
+
+func TestMaskSecret(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                    "",
+		"abc":                 Masked,
+		"${env:T}":            "${env:T}",
+		"${env:T:-dflt}":      "${env:T:-dflt}",
+		"Bearer ${env:T}":     "Bearer ${env:T}",
+		"Bearer abc":          "Bearer " + Masked,
+		"x-${env:T}-y":        Masked,
+		"basic dXNlcjpwYXNz":  "basic " + Masked,
+		"token ${env:T} junk": "token " + Masked,
+		"tokenabc":            Masked,
+	} {
+		if got := MaskSecret(in); got != want {
+			t.Errorf("MaskSecret(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMaskURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://example.com/mcp":                          "https://example.com/mcp",
+		"https://example.com/mcp?transport=sse":            "https://example.com/mcp?transport=sse",
+		"https://example.com/mcp?api_key=sk-123&region=eu": "https://example.com/mcp?api_key=" + Masked + "&region=eu",
+		"https://example.com/mcp?token=${env:T}":           "https://example.com/mcp?token=${env:T}",
+		"https://user:hunter2@example.com/mcp":             "https://user:" + Masked + "@example.com/mcp",
+		"https://ghp_abc@example.com/mcp":                  "https://" + Masked + "@example.com/mcp",
+		"https://example.com/mcp?key=a#frag":               "https://example.com/mcp?key=" + Masked + "#frag",
+	} {
+		if got := MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSecretsAndMaskSecrets(t *testing.T) {
+	s := &Server{Name: "a", URL: "https://u:pw-9@example.com/mcp?apiKey=k%2F1",
+		Env:     map[string]string{"A": "sk-live-1", "B": "${env:B}", "C": "pre-${env:X}", "D": `q"uote`},
+		Headers: map[string]string{"Authorization": "Bearer tok-42", "X-T": "ab"}}
+	got := s.Secrets()
+	for _, want := range []string{"sk-live-1", "pre-", `q"uote`, "tok-42", "ab", "pw-9", "k%2F1", "k/1"} {
+		found := false
+		for _, g := range got {
+			found = found || g == want
+		}
+		if !found {
+			t.Errorf("Secrets() = %q lacks %q", got, want)
+		}
+	}
+	text := `"A": "sk-live-1", "D": "q\"uote", Authorization = "Bearer tok-42", "X-T": "ab", about: https://u:pw-9@example.com/mcp?apiKey=k%2F1`
+	m := MaskSecrets(text, got)
+	for _, leak := range []string{"sk-live-1", `q\"uote`, "tok-42", `"ab"`, "pw-9", "k%2F1"} {
+		if strings.Contains(m, leak) {
+			t.Errorf("MaskSecrets left %q in %s", leak, m)
+		}
+	}
+	if !strings.Contains(m, "about") {
+		t.Errorf("a short secret garbled other words: %s", m)
+	}
+	r := s.Redacted()
+	if r.Env["A"] != Masked || r.Env["B"] != "${env:B}" || r.Headers["Authorization"] != "Bearer "+Masked || strings.Contains(r.URL, "pw-9") || s.Env["A"] != "sk-live-1" {
+		t.Errorf("Redacted = %+v (original %+v)", r, s)
+	}
+}
