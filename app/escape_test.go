@@ -106,13 +106,16 @@ func TestCheckLeavesNoEscapedProcess(t *testing.T) {
 	d := newDaemonEnv(t)
 	cfg, mark := escapeConfig(t, d.dir, d.bin)
 	out, errOut, code := d.mcptray("check", "--json", "--config", cfg)
-	var list []struct{ Name, Status, State, Reason string }
+	var list []struct {
+		Name, Status, State, Reason string
+		Diagnostics, StderrTail     []any
+	}
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatalf("check --json (exit %d): %v\n%s%s", code, err, out, errOut)
 	}
 	for _, e := range list {
 		if e.Status != "ready" {
-			t.Errorf("%s: %s (%s)", e.Name, e.Status, e.Reason)
+			t.Errorf("%s: %s (%s %s) %v stderr %v", e.Name, e.Status, e.State, e.Reason, e.Diagnostics, e.StderrTail)
 		}
 	}
 	if code != 0 || len(list) != 2 {
