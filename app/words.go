@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"mcptray/healthcheck"
 	"mcptray/supervisor"
 )
 
@@ -95,6 +96,10 @@ func LastSeen(t, now time.Time) string {
 
 func exitWords(s *supervisor.ServerState) string {
 	switch {
+	case s.Diagnosis != nil && s.Diagnosis.Code != healthcheck.CodeExitedDuringStartup && s.Diagnosis.Code != healthcheck.CodeCrashed:
+		// mcptray ended it (a handshake or probe deadline, ...): the exit
+		// that followed is evidence, not the cause.
+		return string(s.Diagnosis.Code)
 	case s.LastExit != nil && s.LastExit.Signal != "":
 		return s.LastExit.Signal
 	case s.LastExit != nil:
