@@ -16,6 +16,10 @@ import (
 func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 	srv := t.Server
 	client, rec := newHTTPClient(o.HTTPClient, srv.Headers, o.Clock)
+	cancelSent := make(chan struct{}, 1)
+	if o.Client != nil {
+		rec.cancelSent = cancelSent
+	}
 	var authz auth.OAuthHandler
 	if o.Authorizer != nil {
 		authz = o.Authorizer(srv.URL)
@@ -25,7 +29,7 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 		// The SSE transport has no authorization hook: send the token.
 		sseClient = &http.Client{Timeout: client.Timeout, Transport: &bearerTransport{base: client.Transport, auth: authz}}
 	}
-	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL}
+	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL, cancelSent: cancelSent}
 	start := o.Clock.Now()
 	var err error
 	if s.transport == registry.TransportSSE {

@@ -487,6 +487,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 		if probeT != nil {
 			probeT.Stop()
 		}
+		u.sup.live.set(u, nil)
 		closed := make(chan struct{})
 		go func() {
 			defer close(closed)
@@ -607,6 +608,7 @@ func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
 				return crash(diagConnect(r.err, errors.As(r.err, &te)), "handshake failed: ")
 			}
 			sess = r.sess
+			u.sup.live.set(u, sess)
 			rep := sess.Report()
 			if rep != nil && rep.Era != "" {
 				u.era, u.eraSeen = rep.Era, true
