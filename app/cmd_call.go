@@ -412,7 +412,9 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 		stop()
 		<-done
 	}()
+	used := false
 	err = sup.Use(ctx, srv.Name, func(ctx context.Context, s supervisor.Session) error {
+		used = true
 		hs, ok := s.(*healthcheck.Session)
 		if !ok {
 			return fmt.Errorf("the engine's session to %s is not a health-check session", srv.Name)
@@ -430,11 +432,13 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 	case errors.As(err, &nr):
 		printNotReady(env.Stderr, nr)
 		return ExitError{1}
-	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case err != nil && ctx.Err() != nil && !used:
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("%s did not become ready within --timeout %s", srv.Name, *o.timeout)
 		}
-		return errors.New("interrupted")
+		return errors.New("interrupted while the server was starting")
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("no answer within --timeout %s: %w", *o.timeout, err)
 	}
 	return err
 }

@@ -8,12 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/mail"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -119,7 +123,18 @@ func (e *elicitor) askForm(ctx context.Context, message string, schema *healthch
 		}
 	}
 	content := map[string]any{}
+	// Required fields first, in the order the schema requires them: the
+	// SDK hands the schema over as a map, which forgets the written order.
+	order := []string{}
+	if root := schema.Root(); root != nil {
+		order = append(order, root.Required...)
+	}
 	for _, name := range schema.Properties() {
+		if !required[name] {
+			order = append(order, name)
+		}
+	}
+	for _, name := range order {
 		prop := schema.Property(name)
 		if prop == nil {
 			continue
@@ -262,6 +277,9 @@ func (e *elicitor) askField(ctx context.Context, name string, p *jsonschema.Sche
 			continue
 		}
 		v, err := fieldValue(p, ans, choices, multi)
+		if err == nil {
+			err = fieldLimits(p, v)
+		}
 		if err == nil && check != nil {
 			err = check.CheckValue(v)
 			var ae *healthcheck.ArgsError
@@ -325,6 +343,54 @@ func fieldValue(p *jsonschema.Schema, ans string, choices []choice, multi bool) 
 		return f, nil
 	}
 	return ans, nil
+}
+
+// fieldLimits checks the bounds and formats of a field, saying plainly
+// what is wrong (the validator's words are for programmers).
+func fieldLimits(p *jsonschema.Schema, v any) error {
+	switch v := v.(type) {
+	case float64:
+		if p.Minimum != nil && v < *p.Minimum {
+			return fmt.Errorf("%g is below the minimum, %g", v, *p.Minimum)
+		}
+		if p.Maximum != nil && v > *p.Maximum {
+			return fmt.Errorf("%g is above the maximum, %g", v, *p.Maximum)
+		}
+	case string:
+		n := utf8.RuneCountInString(v)
+		if p.MinLength != nil && n < *p.MinLength {
+			return fmt.Errorf("at least %d characters, please", *p.MinLength)
+		}
+		if p.MaxLength != nil && n > *p.MaxLength {
+			return fmt.Errorf("at most %d characters, please", *p.MaxLength)
+		}
+		switch p.Format {
+		case "email":
+			if a, err := mail.ParseAddress(v); err != nil || a.Address != v {
+				return fmt.Errorf("%q is not an email address", v)
+			}
+		case "uri":
+			if u, err := url.Parse(v); err != nil || u.Scheme == "" {
+				return fmt.Errorf("%q is not a URI (scheme:…)", v)
+			}
+		case "date":
+			if _, err := time.Parse(time.DateOnly, v); err != nil {
+				return fmt.Errorf("%q is not a date (YYYY-MM-DD)", v)
+			}
+		case "date-time":
+			if _, err := time.Parse(time.RFC3339, v); err != nil {
+				return fmt.Errorf("%q is not a date and time (RFC 3339, 2006-01-02T15:04:05Z)", v)
+			}
+		}
+	case []any:
+		if p.MinItems != nil && len(v) < *p.MinItems {
+			return fmt.Errorf("choose at least %d", *p.MinItems)
+		}
+		if p.MaxItems != nil && len(v) > *p.MaxItems {
+			return fmt.Errorf("choose at most %d", *p.MaxItems)
+		}
+	}
+	return nil
 }
 
 // ask prints prompt on stderr and reads a line from stdin; io.EOF when

@@ -35,7 +35,10 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 	if s.transport == registry.TransportSSE {
 		err = s.connectSSE(ctx, sseClient)
 	} else {
-		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: true, OAuthHandler: authz}
+		// A health check needs no stream of server-initiated messages; a
+		// call does: servers send requests and notifications not tied to
+		// a request (elicitation, logs) there.
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: o.Client == nil, OAuthHandler: authz}
 		s.cs, err = newClient(o).Connect(ctx, tr, sessionOptions(t.EraHint))
 		if err != nil {
 			if d := signInDiagnosis(srv, err, authz != nil); d != nil {
