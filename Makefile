@@ -1,5 +1,5 @@
 # mcptray: `make run` starts the app, `make test` runs every check.
-# Both install what is missing first (Debian packages, npm test servers).
+# Both install what is missing first (Debian packages, npm test servers, AI clients).
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -9,8 +9,9 @@ VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo d
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
+export MCPTRAY_TEST_CLIENTS := $(CURDIR)/.testclients/node_modules
 
-.PHONY: run build test lint bench fuzz package deps-build deps-test deps-npm deps-tools clean
+.PHONY: run build test test-clients lint bench fuzz package deps-build deps-test deps-npm deps-tools deps-clients clean
 
 run: deps-build build
 	./$(BIN)
@@ -22,7 +23,7 @@ build: deps-build
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(GUIBIN) ./cmd/mcptray-gui
 
-test: deps-test deps-npm deps-tools
+test: deps-test deps-npm deps-tools deps-clients
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@echo "== go vet"; $(GO) vet ./...
@@ -32,6 +33,11 @@ test: deps-test deps-npm deps-tools
 	$(eval HEADLESS := $(shell command -v xvfb-run >/dev/null && command -v dbus-run-session >/dev/null && echo 'xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --'))
 	CGO_ENABLED=1 $(HEADLESS) $(GO) test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+# Only the tests that drive the real AI clients (Claude Code, Gemini CLI,
+# Codex from npm, pinned in testdata/clients/package.json).
+test-clients: deps-npm deps-clients
+	$(GO) test -race -count=1 -timeout 15m -v ./registry/clients/realclients/
 
 FUZZTIME ?= 30s
 fuzz:
@@ -76,5 +82,8 @@ deps-npm:
 deps-tools:
 	@./packaging/ensure-deps.sh tools
 
+deps-clients:
+	@./packaging/ensure-deps.sh clients
+
 clean:
-	rm -rf bin .testservers .testtools mcptray.tar.xz mcptray.app mcptray.exe
+	rm -rf bin .testservers .testtools .testclients mcptray.tar.xz mcptray.app mcptray.exe

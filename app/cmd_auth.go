@@ -78,7 +78,11 @@ func tokenKey(rawURL string) string {
 }
 
 func openSecrets(env *Env) (secrets.Store, error) {
-	return secrets.Open(&secrets.Options{Notice: func(s string) { fmt.Fprintln(env.Stderr, "mcptray: "+s) }})
+	w := env.Stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	return secrets.Open(&secrets.Options{Notice: func(s string) { fmt.Fprintln(w, "mcptray: "+s) }})
 }
 
 // LoadCredential reads the stored sign-in to the server at rawURL; nil
@@ -175,6 +179,9 @@ type SignInOptions struct {
 func SignIn(ctx context.Context, env *Env, srv *registry.Server, o *SignInOptions) (*healthcheck.Credential, string, error) {
 	if o == nil {
 		o = &SignInOptions{}
+	}
+	if env.LookupEnv == nil {
+		env = &Env{Stdout: env.Stdout, Stderr: env.Stderr, Stdin: env.Stdin, Exe: env.Exe, LookupEnv: os.LookupEnv}
 	}
 	st, err := openSecrets(env)
 	if err != nil {

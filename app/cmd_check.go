@@ -246,9 +246,14 @@ func runCheck(ctx context.Context, cfg *registry.Config, servers []*registry.Ser
 	// The handshake gives up a little before the check does, so a silent
 	// server gets the health check's own diagnosis (nothing written, or
 	// non-JSON) rather than a bare "gave up".
-	if limit := timeout - min(timeout/10, 2*time.Second); opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
+	// The same margin bounds every probe: an unanswered probe is then a
+	// probe-timeout the check reports, not a server "still ready" when the
+	// check gave up.
+	limit := timeout - min(timeout/10, 2*time.Second)
+	if opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
 		opts.StartupTimeout = limit
 	}
+	opts.Deadline = time.Now().Add(limit)
 	sup := supervisor.New(servers, opts)
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -322,8 +327,18 @@ func settled(st *supervisor.ServerState) bool {
 	return false
 }
 
-// timedOut is a server still starting when the check gave up.
+// timedOut is a server not settled when the check gave up.
 func timedOut(st supervisor.ServerState, timeout time.Duration) supervisor.ServerState {
+	if st.State == supervisor.StateReady || st.State == supervisor.StateDegraded {
+		// Connected, but its probe had no answer: not ready.
+		st.State = supervisor.StateUnhealthy
+		st.Diagnosis = &healthcheck.Diagnosis{
+			Code:    healthcheck.CodeProbeTimeout,
+			Message: fmt.Sprintf("%s answered the handshake, but its liveness probe had no answer when the check gave up after %s.", st.Name, timeout),
+			Fix:     "Run the check again with a longer --timeout, or look at the server's stderr below.",
+		}
+		return st
+	}
 	if st.Diagnosis == nil {
 		st.Diagnosis = &healthcheck.Diagnosis{
 			Code:    healthcheck.CodeHandshakeTimeout,
@@ -336,7 +351,7 @@ func timedOut(st supervisor.ServerState, timeout time.Duration) supervisor.Serve
 
 func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tLATENCY\tDIAGNOSIS")
+	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tCONNECT/PROBE\tDIAGNOSIS")
 	var details []string
 	for i := range results {
 		st := &results[i]
@@ -347,7 +362,7 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 			counts = fmt.Sprintf("%d/%d/%d", len(r.Tools), len(r.Resources)+len(r.ResourceTemplates), len(r.Prompts))
 			latency = FormatLatency(r.ConnectLatency)
 		}
-		if st.Probes.Count > 0 {
+		if st.Probes.Count > 0 && st.Probes.Last > 0 {
 			latency += " / " + FormatLatency(st.Probes.Last)
 		}
 		rep := newServerReport(st, false, time.Time{})
@@ -355,6 +370,9 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 		if len(rep.Diagnostics) > 0 {
 			d := rep.Diagnostics[0]
 			diag = string(d.Code)
+			if st.Level == supervisor.LevelWarn && rep.Status == "ready" {
+				diag = "warning: " + diag
+			}
 			details = append(details, checkDetail(st.Name, rep))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", VisibleCell(st.Name), rep.Status, VisibleCell(proto), VisibleCell(server), counts, latency, VisibleCell(diag))

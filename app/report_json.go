@@ -14,9 +14,13 @@ import (
 // Secrets never appear: the config's env and header values are not part of
 // it, and diagnoses are written without them.
 type serverReport struct {
-	Name              string                         `json:"name"`
-	Transport         string                         `json:"transport"` // stdio, http or sse
-	Status            string                         `json:"status"`    // ready, degraded or failed
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // stdio, http or sse
+	Status    string `json:"status"`    // ready, degraded or failed
+	// Level is the one-glance colour the tray and window show: ok, warn,
+	// error or idle. A ready server with warnings is "warn".
+	Level             string                         `json:"level,omitempty"`
+	Warnings          []healthcheck.Diagnosis        `json:"warnings"`
 	Era               string                         `json:"era,omitempty"`
 	EraSource         string                         `json:"eraSource,omitempty"` // how the era was found
 	ProtocolVersion   string                         `json:"protocolVersion,omitempty"`
@@ -76,7 +80,9 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 		ResourceTemplates: []healthcheck.ResourceTemplate{},
 		Prompts:           []healthcheck.Prompt{},
 		Diagnostics:       []healthcheck.Diagnosis{},
+		Warnings:          orEmpty(st.Warnings),
 		StderrTail:        []string{},
+		Level:             string(st.Level),
 	}
 	if rep := st.Report; rep != nil {
 		r.Era = string(rep.Era)
@@ -107,6 +113,16 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 	}
 	for _, l := range st.StderrTail {
 		r.StderrTail = append(r.StderrTail, l.Text)
+	}
+	if !live {
+		// A check's verdict: a server it did not find working is red,
+		// whatever the engine would have tried next.
+		switch r.Status {
+		case "failed":
+			r.Level = string(supervisor.LevelError)
+		case "degraded":
+			r.Level = string(supervisor.LevelWarn)
+		}
 	}
 	if live {
 		r.State = string(st.State)

@@ -45,12 +45,20 @@ type Client struct {
 	snap    *supervisor.Snapshot
 	status  Status // as of the daemon's last answer
 	lastErr error
+	watch   chan struct{} // closed (and replaced) on every change
+	// trans are the transitions received, renumbered from 1 on this side
+	// so that a restarted daemon (whose numbers start again) is seamless.
+	trans []supervisor.Transition
+	tseq  uint64 // the last number given
 }
+
+// clientTransitionLimit is how many transitions the client keeps.
+const clientTransitionLimit = 1000
 
 // Dial connects to the daemon and asks who it is. Nothing listening gives an
 // error that matches [ErrNoDaemon].
 func Dial(ctx context.Context, opts *ClientOptions) (*Client, error) {
-	c := &Client{changes: make(chan struct{}, 1)}
+	c := &Client{changes: make(chan struct{}, 1), watch: make(chan struct{})}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -278,29 +286,78 @@ func (c *Client) follow(ctx context.Context) error {
 	// Snapshots with full catalogs can be large: no line limit.
 	dec := json.NewDecoder(bufio.NewReader(resp.Body))
 	for {
-		var w wireSnapshot
-		if err := dec.Decode(&w); err != nil {
+		var m streamMessage
+		if err := dec.Decode(&m); err != nil {
 			return fmt.Errorf("daemon closed the change stream: %w", err)
 		}
-		s, status := fromWire(w)
+		s, status := fromWire(m.wireSnapshot)
 		c.mu.Lock()
 		c.snap, c.status, c.lastErr = &s, status, nil
-		c.mu.Unlock()
-		select {
-		case c.changes <- struct{}{}:
-		default:
+		for _, t := range m.Transitions {
+			c.tseq++
+			t.Seq = c.tseq
+			if len(c.trans) == clientTransitionLimit {
+				c.trans = append(c.trans[:0], c.trans[1:]...)
+			}
+			c.trans = append(c.trans, t)
 		}
+		c.mu.Unlock()
+		c.signal()
 	}
+}
+
+// signal wakes Changes' reader and every Watch.
+func (c *Client) signal() {
+	select {
+	case c.changes <- struct{}{}:
+	default:
+	}
+	c.mu.Lock()
+	close(c.watch)
+	c.watch = make(chan struct{})
+	c.mu.Unlock()
 }
 
 func (c *Client) setErr(err error) {
 	c.mu.Lock()
 	c.lastErr = err
 	c.mu.Unlock()
-	select {
-	case c.changes <- struct{}{}:
-	default:
+	c.signal()
+}
+
+// Watch returns a channel closed at the next change seen on the stream (or
+// failure to reach the daemon); any number may wait on it.
+func (c *Client) Watch() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watch
+}
+
+// Transitions returns the state transitions received on the change stream
+// (while Run runs) with a number of at least since, and the number to ask
+// from next. The numbers are the client's own: they go on increasing when
+// the daemon restarts. Transitions from before Run started are not included.
+func (c *Client) Transitions(since uint64) ([]supervisor.Transition, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []supervisor.Transition
+	for _, t := range c.trans {
+		if t.Seq >= since {
+			out = append(out, t)
+		}
 	}
+	return out, c.tseq + 1
+}
+
+// FetchTransitions asks the daemon for its transitions from since on (in
+// the daemon's numbering).
+func (c *Client) FetchTransitions(ctx context.Context, since uint64) (*TransitionPage, error) {
+	var p TransitionPage
+	q := url.Values{"since": {strconv.FormatUint(since, 10)}}
+	if err := c.call(ctx, http.MethodGet, "/v1/transitions", q, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // Status is the daemon's engine status as of its last answer; Unreachable

@@ -540,3 +540,57 @@ func TestNoExportEndpoint(t *testing.T) {
 		t.Errorf("GET /v1/export: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestTransitionsAcrossTheSocket: the engine's transitions reach a client
+// in order, on the change stream and on /v1/transitions, and several
+// watchers of the client wake on one change.
+func TestTransitionsAcrossTheSocket(t *testing.T) {
+	d := startDaemon(t, "", demoServer(t, "demo"))
+	c := d.client
+	waitFor(t, c, "demo running", stateIs("demo", supervisor.StateRunning))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runDone := make(chan error, 1)
+	go func() { runDone <- c.Run(ctx) }()
+	// Wait for the first message: transitions after it are streamed.
+	for c.Snapshot().Server("demo") == nil {
+		<-c.Watch()
+	}
+	w1, w2 := c.Watch(), c.Watch()
+	if err := c.Stop(ctx, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []<-chan struct{}{w1, w2} {
+		select {
+		case <-w:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("watcher %d not woken", i)
+		}
+	}
+	var got []string
+	deadline := time.After(20 * time.Second)
+	for {
+		trs, _ := c.Transitions(0)
+		got = got[:0]
+		for _, tr := range trs {
+			got = append(got, string(tr.From)+">"+string(tr.To))
+		}
+		if strings.Join(got, ",") == "running>stopping,stopping>stopped" {
+			break
+		}
+		select {
+		case <-c.Watch():
+		case <-deadline:
+			t.Fatalf("client transitions %v, want running>stopping,stopping>stopped", got)
+		}
+	}
+	page, err := c.FetchTransitions(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(page.Transitions); n != 3 || page.Transitions[n-1].To != supervisor.StateStopped || page.Next != page.Transitions[n-1].Seq+1 {
+		t.Errorf("daemon's transitions: %+v next %d", page.Transitions, page.Next)
+	}
+	cancel()
+	<-runDone
+}

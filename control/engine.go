@@ -21,8 +21,15 @@ type Engine interface {
 	// file loads, whether the engine can be reached.
 	Status() Status
 	// Changes signals (coalesced, never blocking the engine) that Snapshot
-	// or Status has something new.
+	// or Status has something new. It has one reader; others use Watch.
 	Changes() <-chan struct{}
+	// Watch returns a channel closed at the next change of Snapshot, Status
+	// or the transitions; any number may wait. Take it before reading.
+	Watch() <-chan struct{}
+	// Transitions returns the servers' state transitions with a sequence
+	// number of at least since, oldest first, and the number to ask from
+	// next; the desktop app's notifications come from them.
+	Transitions(since uint64) ([]supervisor.Transition, uint64)
 
 	Start(ctx context.Context, name string) error
 	Stop(ctx context.Context, name string) error

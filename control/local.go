@@ -36,6 +36,7 @@ type Local struct {
 	path    string
 	opts    LocalOptions
 	changes chan struct{}
+	changed *supervisor.Broadcast // Watch's
 
 	reloadMu sync.Mutex // serialises reading the file and applying it
 
@@ -48,7 +49,7 @@ type Local struct {
 // NewLocal creates the engine for cfg's servers. cfg.Path is the file it
 // follows ("" for none). opts may be nil.
 func NewLocal(cfg *registry.Config, opts *LocalOptions) *Local {
-	l := &Local{path: cfg.Path, changes: make(chan struct{}, 1)}
+	l := &Local{path: cfg.Path, changes: make(chan struct{}, 1), changed: supervisor.NewBroadcast()}
 	if opts != nil {
 		l.opts = *opts
 	}
@@ -75,11 +76,13 @@ func (l *Local) Run(ctx context.Context) error {
 		cancel()
 	})
 	wg.Go(func() {
+		ch := l.sup.Watch()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-l.sup.Changes():
+			case <-ch:
+				ch = l.sup.Watch()
 				l.signal()
 			}
 		}
@@ -135,6 +138,7 @@ func (l *Local) signal() {
 	case l.changes <- struct{}{}:
 	default:
 	}
+	l.changed.Signal()
 }
 
 func (l *Local) setStatus(change func(*Status)) {
@@ -161,6 +165,15 @@ func (l *Local) Status() Status {
 
 // Changes signals that Snapshot or Status changed.
 func (l *Local) Changes() <-chan struct{} { return l.changes }
+
+// Watch returns a channel closed at the next change (any number of
+// watchers).
+func (l *Local) Watch() <-chan struct{} { return l.changed.Wait() }
+
+// Transitions returns the servers' state transitions from since on.
+func (l *Local) Transitions(since uint64) ([]supervisor.Transition, uint64) {
+	return l.sup.Transitions(since)
+}
 
 // Start starts a server.
 func (l *Local) Start(_ context.Context, name string) error { return l.sup.Start(name) }

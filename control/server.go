@@ -10,7 +10,9 @@
 //
 //	GET  /v1/info                          the daemon: pid, version, socket, config
 //	GET  /v1/snapshot                      every server's state, and the engine's status
-//	GET  /v1/changes                       NDJSON: a snapshot now, then one per change (coalesced)
+//	GET  /v1/changes?since=N               NDJSON: a snapshot now, then one per change (coalesced); each
+//	                                       carries the transitions since the previous one (from N when given)
+//	GET  /v1/transitions?since=N           state transitions from N: {"transitions":[…],"next":N}
 //	POST /v1/servers/NAME/start|stop|restart|check
 //	POST /v1/check                         probe every server now
 //	POST /v1/reload                        re-read the daemon's servers.toml and apply it
@@ -64,14 +66,11 @@ type Server struct {
 	eng     Engine
 	opts    ServerOptions
 	started time.Time
-
-	mu      sync.Mutex    // guards changed
-	changed chan struct{} // closed (and replaced) on every change of the engine
 }
 
 // NewServer serves eng. opts may be nil.
 func NewServer(eng Engine, opts *ServerOptions) *Server {
-	s := &Server{eng: eng, started: time.Now(), changed: make(chan struct{})}
+	s := &Server{eng: eng, started: time.Now()}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -88,13 +87,16 @@ func NewServer(eng Engine, opts *ServerOptions) *Server {
 }
 
 // Serve answers requests on ln until ctx ends, then closes ln, ends the
-// streams and waits (a short grace) for the requests in flight. It is the
-// only reader of the engine's Changes channel while it runs.
+// streams and waits (a short grace) for the requests in flight. Streams
+// watch the engine's broadcast ([Engine.Watch]); its Changes channel is
+// left to others.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { s.fanOut(hctx) })
+	if s.opts.OnChange != nil {
+		wg.Go(func() { s.reportChanges(hctx) })
+	}
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return hctx },
@@ -121,29 +123,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// fanOut turns the engine's one change channel into a broadcast for every
-// stream, and calls OnChange.
-func (s *Server) fanOut(ctx context.Context) {
+// reportChanges calls OnChange after each change of the engine.
+func (s *Server) reportChanges(ctx context.Context) {
+	ch := s.eng.Watch()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.eng.Changes():
+		case <-ch:
 		}
-		s.mu.Lock()
-		close(s.changed)
-		s.changed = make(chan struct{})
-		s.mu.Unlock()
-		if s.opts.OnChange != nil {
-			s.opts.OnChange(s.eng.Snapshot())
-		}
+		// The next channel before the snapshot: a change in between is
+		// then not missed.
+		ch = s.eng.Watch()
+		s.opts.OnChange(s.eng.Snapshot())
 	}
-}
-
-func (s *Server) changedCh() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changed
 }
 
 // Handler is the API's HTTP handler (for tests and other listeners).
@@ -154,6 +147,14 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, toWire(s.eng.Snapshot(), s.eng.Status()))
 	})
 	mux.HandleFunc("GET /v1/changes", s.changes)
+	mux.HandleFunc("GET /v1/transitions", func(w http.ResponseWriter, r *http.Request) {
+		since, ok := sinceParam(w, r)
+		if !ok {
+			return
+		}
+		trs, next := s.eng.Transitions(since)
+		writeJSON(w, http.StatusOK, TransitionPage{Transitions: orEmpty(trs), Next: next})
+	})
 	mux.HandleFunc("POST /v1/servers/{name}/{action}", s.command)
 	mux.HandleFunc("POST /v1/check", func(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, s.eng.CheckNow(r.Context(), ""))
@@ -175,7 +176,19 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 
 // changes streams a snapshot at once and then one after each change, at
 // most one per StreamInterval, until the client goes or the daemon stops.
+// Each message carries the transitions since the one before (the first,
+// those from ?since=N; none without it).
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
+	var tnext uint64
+	if r.URL.Query().Has("since") {
+		n, ok := sinceParam(w, r)
+		if !ok {
+			return
+		}
+		tnext = n
+	} else {
+		_, tnext = s.eng.Transitions(^uint64(0))
+	}
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -183,8 +196,11 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 	for {
 		// Take the channel before the snapshot: a change in between is
 		// then not missed.
-		ch := s.changedCh()
-		if err := enc.Encode(toWire(s.eng.Snapshot(), s.eng.Status())); err != nil {
+		ch := s.eng.Watch()
+		msg := streamMessage{wireSnapshot: toWire(s.eng.Snapshot(), s.eng.Status())}
+		msg.Transitions, tnext = s.eng.Transitions(tnext)
+		msg.NextTransition = tnext
+		if err := enc.Encode(msg); err != nil {
 			return
 		}
 		if fl != nil {
@@ -201,6 +217,20 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(s.opts.StreamInterval):
 		}
 	}
+}
+
+// sinceParam reads ?since=N; a bad value is answered with 400.
+func sinceParam(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	v := r.URL.Query().Get("since")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("since=%q: want a sequence number", v))
+		return 0, false
+	}
+	return n, true
 }
 
 func (s *Server) command(w http.ResponseWriter, r *http.Request) {

@@ -23,24 +23,43 @@ type wireSnapshot struct {
 }
 
 type wireServerState struct {
-	Name         string                 `json:"name"`
-	Server       *registry.ServerJSON   `json:"server,omitempty"`
-	Transport    registry.Transport     `json:"transport"`
-	State        supervisor.State       `json:"state"`
-	Reason       string                 `json:"reason,omitempty"`
-	Since        time.Time              `json:"since"`
-	PID          int                    `json:"pid,omitempty"`
-	Command      string                 `json:"command,omitempty"`
-	ResolvedPath string                 `json:"resolvedPath,omitempty"`
-	StartedAt    time.Time              `json:"startedAt"`
-	Restarts     int                    `json:"restarts"`
-	NextAttempt  time.Time              `json:"nextAttempt"`
-	LastExit     *supervisor.ExitInfo   `json:"lastExit,omitempty"`
-	StderrTail   []supervisor.LogLine   `json:"stderrTail,omitempty"`
-	Diagnosis    *healthcheck.Diagnosis `json:"diagnosis,omitempty"`
-	Report       *wireReport            `json:"report,omitempty"`
-	Probes       wireProbes             `json:"probes"`
-	Era          healthcheck.Era        `json:"era,omitempty"`
+	Name         string                  `json:"name"`
+	Server       *registry.ServerJSON    `json:"server,omitempty"`
+	Transport    registry.Transport      `json:"transport"`
+	State        supervisor.State        `json:"state"`
+	Reason       string                  `json:"reason,omitempty"`
+	Since        time.Time               `json:"since"`
+	PID          int                     `json:"pid,omitempty"`
+	Command      string                  `json:"command,omitempty"`
+	ResolvedPath string                  `json:"resolvedPath,omitempty"`
+	StartedAt    time.Time               `json:"startedAt"`
+	Restarts     int                     `json:"restarts"`
+	NextAttempt  time.Time               `json:"nextAttempt"`
+	LastExit     *supervisor.ExitInfo    `json:"lastExit,omitempty"`
+	StderrTail   []supervisor.LogLine    `json:"stderrTail,omitempty"`
+	Diagnosis    *healthcheck.Diagnosis  `json:"diagnosis,omitempty"`
+	Report       *wireReport             `json:"report,omitempty"`
+	Probes       wireProbes              `json:"probes"`
+	Era          healthcheck.Era         `json:"era,omitempty"`
+	Warnings     []healthcheck.Diagnosis `json:"warnings,omitempty"`
+	LastLive     time.Time               `json:"lastLive"`
+	Failures     int                     `json:"failures,omitempty"`
+	Level        supervisor.Level        `json:"level,omitempty"`
+}
+
+// streamMessage is one message of the change stream: a snapshot and the
+// transitions since the previous message.
+type streamMessage struct {
+	wireSnapshot
+	Transitions    []supervisor.Transition `json:"transitions,omitempty"`
+	NextTransition uint64                  `json:"nextTransition"`
+}
+
+// TransitionPage is a piece of the engine's transitions and the sequence
+// number to ask for next.
+type TransitionPage struct {
+	Transitions []supervisor.Transition `json:"transitions"`
+	Next        uint64                  `json:"next"`
 }
 
 // wireReport adds the connect latency, which Report keeps out of JSON.
@@ -64,7 +83,8 @@ func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
 			PID: st.PID, Command: st.Command, ResolvedPath: st.ResolvedPath, StartedAt: st.StartedAt,
 			Restarts: st.Restarts, NextAttempt: st.NextAttempt, LastExit: st.LastExit,
 			StderrTail: st.StderrTail, Diagnosis: st.Diagnosis, Era: st.Era,
-			Probes: wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
+			Probes:   wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
+			Warnings: st.Warnings, LastLive: st.LastLive, Failures: st.Failures, Level: st.Level,
 		}
 		if srv := st.Server; srv != nil {
 			// The socket is private to its user, and the desktop app edits
@@ -89,7 +109,8 @@ func fromWire(w wireSnapshot) (supervisor.Snapshot, Status) {
 			PID: ws.PID, Command: ws.Command, ResolvedPath: ws.ResolvedPath, StartedAt: ws.StartedAt,
 			Restarts: ws.Restarts, NextAttempt: ws.NextAttempt, LastExit: ws.LastExit,
 			StderrTail: ws.StderrTail, Diagnosis: ws.Diagnosis, Era: ws.Era,
-			Probes: ws.Probes.ProbeStats,
+			Probes:   ws.Probes.ProbeStats,
+			Warnings: ws.Warnings, LastLive: ws.LastLive, Failures: ws.Failures, Level: ws.Level,
 		}
 		st.Probes.Recent = ws.Probes.Recent
 		if ws.Server != nil {

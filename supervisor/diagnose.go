@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"mcptray/healthcheck"
 	"mcptray/registry"
@@ -138,6 +139,14 @@ func diagSpawn(s *registry.Server, path string, err error) *healthcheck.Diagnosi
 			Fix:     "Check the file's permissions and the folders above it.",
 		}
 	}
+	if transientSpawnError(err) {
+		return &healthcheck.Diagnosis{
+			Code:     CodeOutOfResources,
+			Message:  fmt.Sprintf("%s could not be started: the system is out of resources (%v)", path, err),
+			Evidence: []string{err.Error()},
+			Fix:      "mcptray tries again with backoff. If it persists, close programs holding many files or processes, or raise the limit (ulimit -n, ulimit -u).",
+		}
+	}
 	return &healthcheck.Diagnosis{
 		Code:    healthcheck.CodeExitedDuringStartup,
 		Message: fmt.Sprintf("%s could not be started: %v", path, err),
@@ -189,13 +198,28 @@ func diagConnect(err error, timedOut bool) *healthcheck.Diagnosis {
 	}
 }
 
-func diagProbe(err error, timeout bool, failures int) *healthcheck.Diagnosis {
+// diagProbe explains a failed liveness probe. The health check's own
+// diagnosis (it says what was sent and how long it waited) is kept when the
+// probe gave one.
+func diagProbe(err error, timeout bool, failures int, limit time.Duration) *healthcheck.Diagnosis {
+	var hd *healthcheck.Diagnosis
+	if errors.As(err, &hd) && (hd.Code == healthcheck.CodeProbeTimeout) == timeout {
+		d := *hd
+		if !timeout && failures > 1 {
+			d.Message = fmt.Sprintf("%d liveness probes in a row failed; the last: %s", failures, d.Message)
+		}
+		return &d
+	}
 	if timeout {
-		return &healthcheck.Diagnosis{
+		d := &healthcheck.Diagnosis{
 			Code:    healthcheck.CodeProbeTimeout,
-			Message: "the liveness probe got no answer in time: the server looks hung",
+			Message: fmt.Sprintf("the liveness probe got no answer within %s: the server looks hung", roundDuration(limit)),
 			Fix:     "mcptray restarts it; if it keeps happening, raise probe_timeout in [settings] or look at its log.",
 		}
+		if err != nil {
+			d.Evidence = []string{err.Error()}
+		}
+		return d
 	}
 	return &healthcheck.Diagnosis{
 		Code:     healthcheck.CodeProbeFailed,
@@ -203,4 +227,26 @@ func diagProbe(err error, timeout bool, failures int) *healthcheck.Diagnosis {
 		Evidence: []string{err.Error()},
 		Fix:      "mcptray restarts it; its log usually says why it stopped answering.",
 	}
+}
+
+// Codes of diagnoses only the supervisor makes.
+const (
+	// CodeOutOfResources: the process could not be started for want of
+	// file descriptors, processes or memory (EMFILE, ENFILE, EAGAIN,
+	// ENOMEM). Not the server's fault: retried with backoff.
+	CodeOutOfResources healthcheck.Code = "out-of-resources"
+	// CodeFlapping: the server keeps crashing and coming back. A warning
+	// while it is up.
+	CodeFlapping healthcheck.Code = "flapping"
+)
+
+// transientSpawnError reports whether a spawn failed for want of resources,
+// which a later try may find.
+func transientSpawnError(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN, syscall.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

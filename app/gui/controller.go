@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ type controller struct {
 	win       fyne.Window
 	main      *mainWindow
 	notify    *notifier
+	tnext     uint64 // the next transition to notify (watch goroutine)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
@@ -50,6 +52,8 @@ func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env)
 
 // setUp puts the tray in place (before the app runs).
 func (c *controller) setUp() {
+	// Notify what happens from now on, not what happened before.
+	_, c.tnext = c.eng.Transitions(math.MaxUint64)
 	c.apply(c.eng.Snapshot())
 }
 
@@ -72,7 +76,14 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 				dirty = false
 				lastRefresh = now
 				snap := c.eng.Snapshot()
-				fyne.Do(func() { c.apply(snap) })
+				var trs []supervisor.Transition
+				trs, c.tnext = c.eng.Transitions(c.tnext)
+				fyne.Do(func() {
+					c.apply(snap)
+					if len(trs) > 0 {
+						c.notify.Observe(trs)
+					}
+				})
 			}
 			fyne.Do(func() {
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
@@ -85,7 +96,6 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 
 // apply shows a snapshot everywhere (UI thread).
 func (c *controller) apply(snap supervisor.Snapshot) {
-	prev := c.snap
 	c.snap = snap
 	warning, level := engineWarning(c.eng.Status())
 	if desk, ok := c.app.(desktop.App); ok {
@@ -109,9 +119,6 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 		if p != "" {
 			c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", p))
 		}
-	}
-	if len(prev.Servers) > 0 {
-		c.notify.Observe(prev, snap)
 	}
 }
 
@@ -168,6 +175,7 @@ func (c *controller) trayActions() trayActions {
 		showDetails: func(name string) { c.openServer(name, "Overview") },
 		viewLog:     func(name string) { c.openServer(name, "Log") },
 		copyConfig:  c.copyConfig,
+		signIn:      c.signIn,
 		openMain:    c.openMain,
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,

@@ -87,7 +87,7 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 	eng.mu.Lock()
 	eng.snap.Servers[0].State = supervisor.StateBackoff
 	eng.mu.Unlock()
-	eng.changes <- struct{}{}
+	eng.changed()
 	deadline := time.After(10 * time.Second)
 	for c.eng.Snapshot().Servers[0].State != supervisor.StateBackoff {
 		select {

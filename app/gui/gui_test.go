@@ -31,12 +31,40 @@ type fakeEngine struct {
 	calls    []string
 	logs     map[string][]supervisor.LogLine
 	changes  chan struct{}
+	watch    chan struct{}
+	trans    []supervisor.Transition
 	fail     error
 	commands chan string
 }
 
 func newFakeEngine(snap supervisor.Snapshot) *fakeEngine {
-	return &fakeEngine{snap: snap, logs: map[string][]supervisor.LogLine{}, changes: make(chan struct{}, 1), commands: make(chan string, 100)}
+	return &fakeEngine{snap: snap, logs: map[string][]supervisor.LogLine{}, changes: make(chan struct{}, 1),
+		watch: make(chan struct{}), commands: make(chan string, 100)}
+}
+
+// changed signals a change the way the supervisor does: Changes and Watch.
+func (f *fakeEngine) changed() {
+	f.mu.Lock()
+	close(f.watch)
+	f.watch = make(chan struct{})
+	f.mu.Unlock()
+	select {
+	case f.changes <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeEngine) Watch() <-chan struct{} { f.mu.Lock(); defer f.mu.Unlock(); return f.watch }
+func (f *fakeEngine) Transitions(since uint64) ([]supervisor.Transition, uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []supervisor.Transition
+	for _, t := range f.trans {
+		if t.Seq >= since {
+			out = append(out, t)
+		}
+	}
+	return out, uint64(len(f.trans)) + 1
 }
 
 func (f *fakeEngine) Snapshot() supervisor.Snapshot { f.mu.Lock(); defer f.mu.Unlock(); return f.snap }
@@ -175,6 +203,63 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
+// TestWarningsShow: a server the engine says works with warnings (here,
+// stdout noise) is amber in the tray and the list, names the warning in the
+// tray line, and has a card in the window; a stopped one's catalog is
+// marked as last seen.
+func TestWarningsShow(t *testing.T) {
+	snap := sampleSnapshot()
+	demo := &snap.Servers[0]
+	demo.Level = supervisor.LevelWarn
+	demo.Warnings = []healthcheck.Diagnosis{{Code: healthcheck.CodeStdoutNoise, Message: "The server printed 1 non-JSON line on stdout.", Evidence: []string{`"Welcome"`}}}
+	for i := range snap.Servers[1:] {
+		snap.Servers[i+1].Server.Disabled = true
+	}
+	if got := aggregate(snap); got != healthWarn {
+		t.Errorf("tray health %v, want warn", got)
+	}
+	if got := dotColor(demo); got != dotColor(&supervisor.ServerState{State: supervisor.StateStarting}) {
+		t.Errorf("dot %v, want amber", got)
+	}
+	menu := buildTrayMenu(snap, "", trayActions{})
+	if l := menu.Items[0].Label; !strings.Contains(l, "warning: stdout-noise") {
+		t.Errorf("tray line %q does not name the warning", l)
+	}
+	c := newTestController(t, newFakeEngine(snap), "")
+	c.apply(snap)
+	m := c.main
+	m.selectServer("demo")
+	if !m.diagCard.Visible() || m.diagCard.Title != "warning: stdout-noise" || !strings.Contains(m.diagText.Text, "Welcome") {
+		t.Errorf("warning card: visible=%v title=%q text=%q", m.diagCard.Visible(), m.diagCard.Title, m.diagText.Text)
+	}
+	// Stopped: the tools are as last seen.
+	demo.State, demo.Level, demo.Warnings, demo.LastLive = supervisor.StateStopped, supervisor.LevelIdle, nil, t0
+	c.apply(snap)
+	m.selectServer("demo")
+	if got := m.tabs.Items[1].Text; !strings.Contains(got, "last seen") {
+		t.Errorf("tools tab of a stopped server: %q", got)
+	}
+	if got := m.fields["Server"].Text; !strings.Contains(got, "last seen") {
+		t.Errorf("server field of a stopped server: %q", got)
+	}
+}
+
+// TestBackoffCountsDown: the retry is said as time left, which moves.
+func TestBackoffCountsDown(t *testing.T) {
+	st := supervisor.ServerState{Name: "x", State: supervisor.StateBackoff, NextAttempt: t0.Add(10 * time.Second), Server: &registry.Server{Command: "x"}}
+	if got := app.StateDetailAt(&st, t0); !strings.Contains(got, "restart in 10s") {
+		t.Errorf("at t0: %q", got)
+	}
+	if got := app.StateDetailAt(&st, t0.Add(7*time.Second)); !strings.Contains(got, "restart in 3s") {
+		t.Errorf("7 s later: %q", got)
+	}
+	st.Server = &registry.Server{URL: "http://x/mcp"}
+	st.Restarts = 2
+	if got := app.StateDetailAt(&st, t0); !strings.Contains(got, "reconnect in 10s") || !strings.Contains(got, "2 reconnects") {
+		t.Errorf("remote: %q", got)
+	}
+}
+
 func TestTrayMenu(t *testing.T) {
 	test.NewTempApp(t)
 	var got []string
@@ -196,7 +281,7 @@ func TestTrayMenu(t *testing.T) {
 		labels = append(labels, it.Label)
 	}
 	want := []string{
-		"demo: ready, 3 tools, 3.0 ms",
+		"demo: ready, 3 tools, probe 3.0 ms",
 		"github: crash-looping, exit 1, 5 restarts",
 		"missing: failed, command-not-found",
 		"flaky: backoff, SIGKILL",
@@ -429,37 +514,41 @@ func TestNotifications(t *testing.T) {
 	a := test.NewTempApp(t)
 	now := t0
 	n := newNotifier(a, func() time.Time { return now })
-	prev := sampleSnapshot()
-	next := sampleSnapshot()
-	next.Servers[0].State = supervisor.StateBackoff // demo crashed
-	next.Servers[0].LastExit = &supervisor.ExitInfo{Code: -1, Signal: "SIGKILL", Uptime: time.Minute}
-	next.Servers[3].State = supervisor.StateReady // flaky recovered
-	n.Observe(prev, next)
-	if len(n.sent) != 2 || n.sent[0].title != "demo killed by SIGKILL after 1m0s" || n.sent[1].title != "flaky recovered" {
+	tr := func(server string, ev supervisor.Event, reason string) supervisor.Transition {
+		return supervisor.Transition{Server: server, Event: ev, Reason: reason}
+	}
+	crash := []supervisor.Transition{
+		tr("demo", supervisor.EventCrashed, "crashed: killed by SIGKILL after 1m0s; restarting in 1s"),
+		tr("flaky", supervisor.EventRecovered, "flaky 1.0 ready"),
+		{Server: "quiet", From: supervisor.StateStarting, To: supervisor.StateReady}, // no news
+	}
+	n.Observe(crash)
+	if len(n.sent) != 2 || n.sent[0].title != "demo crashed" || !strings.Contains(n.sent[0].body, "SIGKILL") || n.sent[1].title != "flaky recovered" {
 		t.Fatalf("sent %+v", n.sent)
 	}
 	// The recoveries and crashes that follow are news once each...
-	n.Observe(next, prev)
+	back := []supervisor.Transition{tr("demo", supervisor.EventRecovered, "ready"), tr("flaky", supervisor.EventCrashed, "crashed")}
+	n.Observe(back)
 	titles := n.sent[2].title + "|" + n.sent[3].title
-	if len(n.sent) != 4 || !strings.Contains(titles, "demo recovered") || !strings.Contains(titles, "flaky killed") {
+	if len(n.sent) != 4 || !strings.Contains(titles, "demo recovered") || !strings.Contains(titles, "flaky crashed") {
 		t.Fatalf("recovery and crash: %+v", n.sent)
 	}
 	// ...but the same news again within the rate limit is not.
-	n.Observe(prev, next)
-	n.Observe(next, prev)
+	n.Observe(crash)
+	n.Observe(back)
 	if len(n.sent) != 4 {
 		t.Errorf("rate limit: %+v", n.sent)
 	}
 	now = now.Add(time.Minute)
 	n.SetEnabled(false)
-	n.Observe(prev, next)
+	n.Observe(crash)
 	if len(n.sent) != 4 {
 		t.Errorf("sent while switched off")
 	}
 	n.SetEnabled(true)
-	n.Observe(prev, next)
-	if len(n.sent) != 6 {
-		t.Errorf("after the limit: %d", len(n.sent))
+	n.Observe([]supervisor.Transition{tr("demo", supervisor.EventFlapping, "ready"), tr("web", supervisor.EventDisconnected, "connection refused")})
+	if len(n.sent) != 6 || n.sent[4].title != "demo keeps going down" || n.sent[5].title != "web disconnected" {
+		t.Errorf("flapping and disconnect: %+v", n.sent[4:])
 	}
 }
 
@@ -502,6 +591,56 @@ func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 	c.SetItems(nil)
 	if len(c.shown) != 0 || c.count.Text != "no tools" {
 		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
+	}
+}
+
+// TestNotificationsFromARealEngine: a real supervisor whose server crashes
+// again and again; the app's notifications follow the engine's
+// transitions: one crash, one recovery, never a second "recovered".
+func TestNotificationsFromARealEngine(t *testing.T) {
+	srv := &registry.Server{Name: "flaky", Command: "sh", Args: []string{"-c", "sleep 0.2; exit 1"}, Autostart: true}
+	sup := control.NewLocal(&registry.Config{Servers: []*registry.Server{srv}}, &control.LocalOptions{
+		Supervisor: &supervisor.Options{
+			NoLogFiles: true, BackoffBase: 10 * time.Millisecond, Jitter: -1, CrashLoopCount: 100,
+			Environ: func(context.Context) []string { return os.Environ() },
+		},
+		NoWatch: true,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	c := newTestController(t, sup, "")
+	c.setUp()
+	wg.Go(func() { c.watch(ctx, 5*time.Millisecond) })
+	wg.Go(func() { sup.Run(ctx) })
+	// Four crashes and restarts.
+	deadline := time.Now().Add(30 * time.Second)
+	for sup.Snapshot().Server("flaky").Restarts < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("restarts: %d", sup.Snapshot().Server("flaky").Restarts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var titles []string
+	for time.Now().Before(deadline) {
+		titles = c.notify.sentTitles()
+		if len(titles) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Join(titles, "|") != "flaky crashed|flaky recovered" {
+		t.Errorf("notifications %q, want one crash and one recovery", titles)
+	}
+	var events []string
+	trs, _ := sup.Transitions(0)
+	for _, tr := range trs {
+		if tr.Event != "" {
+			events = append(events, string(tr.Event))
+		}
+	}
+	if n := strings.Count(strings.Join(events, ","), string(supervisor.EventRecovered)); n != 1 {
+		t.Errorf("engine events %v: %d recoveries, want 1 (then flapping)", events, n)
 	}
 }
 
