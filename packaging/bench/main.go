@@ -3,6 +3,7 @@
 // little; ratios measured side by side do). `make bench` runs it.
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
+//	call, demo server add     vs a bare go-sdk client (connect + tools/call)   target ≤ 1.15x
 //	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
@@ -33,6 +34,9 @@ func main() {
 	// server, connects, lists tools and exits.
 	if len(os.Args) > 2 && os.Args[1] == "-client" {
 		os.Exit(bareClient(os.Args[2:]))
+	}
+	if len(os.Args) > 2 && os.Args[1] == "-call-client" {
+		os.Exit(bareCall(os.Args[2:]))
 	}
 	// Re-executed as a stdio server that floods notifications.
 	if len(os.Args) == 2 && os.Args[1] == "-flood" {
@@ -79,6 +83,9 @@ func main() {
 	bare := []string{self, "-client", *bin, "serve-demo"}
 	a, b := pair(*runs, env, checkOne, bare)
 	row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
+
+	a, b = callBench(self, *bin, env, *runs)
+	row("call of a demo tool vs bare go-sdk client (same call)", a, b, 1.15)
 
 	checkFifty := []string{*bin, "check", "--config", fifty}
 	a, b = pair(*runs, env, checkFifty, checkOne)
