@@ -255,11 +255,7 @@ func (e *elicitor) askField(ctx context.Context, name string, p *jsonschema.Sche
 		prompt = "(" + strings.Join(hint, "; ") + ") "
 	}
 	if hasDef {
-		b, _ := json.Marshal(def)
-		if s, ok := def.(string); ok {
-			b = []byte(s)
-		}
-		prompt += "[" + VisibleLine(string(b)) + "] "
+		prompt += "[" + VisibleLine(defaultText(def)) + "] "
 	}
 	for {
 		ans, err := e.ask(ctx, "  "+prompt)
@@ -293,6 +289,22 @@ func (e *elicitor) askField(ctx context.Context, name string, p *jsonschema.Sche
 		}
 		return v, true, nil
 	}
+}
+
+// defaultText shows a default as it would be typed.
+func defaultText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []any:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = defaultText(x)
+		}
+		return strings.Join(parts, ",")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // fieldValue reads an answer as the field's type.
