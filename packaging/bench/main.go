@@ -70,7 +70,7 @@ func main() {
 		ratio := float64(a) / float64(b)
 		t := "reported"
 		if target > 0 {
-			t = fmt.Sprintf("≤ %.1fx", target)
+			t = fmt.Sprintf("≤ %gx", target)
 			if ratio > target {
 				t += " **missed**"
 				failed = true
