@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/term"
 
 	"mcptray/healthcheck"
 	"mcptray/registry"
@@ -391,6 +392,43 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 
 	ctx, cancel := context.WithTimeout(ctx, *o.timeout)
 	defer cancel()
+	err = o.session(ctx, env, cfg, srv, handlers, pos, fn)
+	var sre *healthcheck.SignInRequiredError
+	if errors.As(err, &sre) && sre.Scope != "" && srv.IsRemote() && canSignIn(env) {
+		// Step-up: the server wants a scope the sign-in lacks. Sign in
+		// again asking for it, and make the request again on a new
+		// connection, which reads the new sign-in.
+		fmt.Fprintf(env.Stderr, "%s wants more access (scope %s): signing in again…\n", VisibleLine(srv.Name), VisibleLine(sre.Scope))
+		exp, xerr := srv.Expand(env.LookupEnv)
+		if xerr != nil {
+			return xerr
+		}
+		if _, _, serr := SignIn(ctx, env, exp, &SignInOptions{
+			Scopes: strings.Fields(sre.Scope),
+			OnBrowser: func(authURL string) {
+				fmt.Fprintf(env.Stderr, "Opening your browser. If it does not open, visit:\n  %s\n", authURL)
+			},
+		}); serr != nil {
+			return fmt.Errorf("signing in again for scope %s: %w", sre.Scope, serr)
+		}
+		err = o.session(ctx, env, cfg, srv, handlers, pos, fn)
+	}
+	return err
+}
+
+// canSignIn reports whether a sign-in can run now: someone at a terminal,
+// or $BROWSER set to open the page.
+func canSignIn(env *Env) bool {
+	if b, ok := env.LookupEnv("BROWSER"); ok && strings.TrimSpace(b) != "" {
+		return true
+	}
+	f, ok := env.Stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// session runs srv on an engine of its own, waits for its session, runs fn
+// with it and stops the server.
+func (o *callOpts) session(ctx context.Context, env *Env, cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers, pos []string, fn func(context.Context, *healthcheck.Session, []string) error) error {
 	opts := terminalEngineOptions(cfg)
 	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
 	opts.ProbeInterval = 24 * time.Hour // a probe is no use to one call
@@ -413,7 +451,7 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 		<-done
 	}()
 	used := false
-	err = sup.Use(ctx, srv.Name, func(ctx context.Context, s supervisor.Session) error {
+	err := sup.Use(ctx, srv.Name, func(ctx context.Context, s supervisor.Session) error {
 		used = true
 		hs, ok := s.(*healthcheck.Session)
 		if !ok {
@@ -430,6 +468,10 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 		fmt.Fprintf(env.Stderr, "mcptray: %s\n", Visible(ue.Msg))
 		return ExitError{2}
 	case errors.As(err, &nr):
+		var sre *healthcheck.SignInRequiredError
+		if errors.As(err, &sre) && sre.Scope != "" {
+			return err // a step-up, for run
+		}
 		printNotReady(env.Stderr, nr)
 		return ExitError{1}
 	case err != nil && ctx.Err() != nil && !used:
