@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"mcptray/registry"
 )
 
 // ArgsError is arguments that do not fit a schema: which field, and why.
@@ -58,7 +60,7 @@ func nearest(name string, names []string) []string {
 	lname := strings.ToLower(name)
 	for _, n := range names {
 		ln := strings.ToLower(n)
-		d := editDistance(lname, ln)
+		d := registry.EditDistance(lname, ln)
 		switch {
 		case strings.Contains(ln, lname) || strings.Contains(lname, ln):
 			d = min(d, 1)
@@ -78,27 +80,6 @@ func nearest(name string, names []string) []string {
 		out = append(out, c.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Schema is a JSON schema read from a server, resolved for validation.

@@ -23,6 +23,18 @@ func callBench(self, bin string, env []string, runs int) (mcptray, bare time.Dur
 
 // bareCall is the baseline: start the server, connect, call the tool.
 func bareCall(argv []string) int {
+	return bareSession(argv, func(ctx context.Context, cs *mcp.ClientSession) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: callArgs})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("the tool reported an error")
+		}
+		return err
+	})
+}
+
+// bareSession starts the server argv, connects a bare go-sdk client, runs
+// do and closes; the exit code says whether all went well.
+func bareSession(argv []string, do func(context.Context, *mcp.ClientSession) error) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
@@ -32,9 +44,8 @@ func bareCall(argv []string) int {
 		return 1
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: callArgs})
-	if err != nil || res.IsError {
-		fmt.Fprintln(os.Stderr, "call failed:", err)
+	if err := do(ctx, cs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0

@@ -182,20 +182,10 @@ func machine() string {
 
 // bareClient is the baseline: what any MCP client must do at least.
 func bareClient(argv []string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)}, nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cs.Close()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return bareSession(argv, func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ListTools(ctx, nil)
+		return err
+	})
 }
 
 // guiBench measures how long the GUI takes to put its tray menu on the
