@@ -224,3 +224,30 @@ func TestCallInterrupt(t *testing.T) {
 		t.Errorf("notifications/cancelled did not reach the server; its stdin:\n%s", b)
 	}
 }
+
+// TestReadPromptComplete reads a text and a binary resource, gets a
+// prompt (and refuses one missing its required argument before sending)
+// and completes a prompt argument, from server-everything.
+func TestReadPromptComplete(t *testing.T) {
+	bin := mcptrayBinary(t)
+	everything := testServers(t)
+	srv := []string{"--", "node", everything, "stdio"}
+	work := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"read", "demo://resource/dynamic/text/1"}, 0, "Resource 1: This is a plaintext resource"},
+		{[]string{"read", "demo://resource/dynamic/blob/1"}, 0, "saved to 1-1.txt"},
+		{[]string{"prompt", "args-prompt", "--arg", "city=Paris"}, 0, "What's weather in Paris?"},
+		{[]string{"prompt", "args-prompt"}, 2, "argument city: is required"},
+		{[]string{"prompt", "args-promt"}, 2, "did you mean args-prompt?"},
+		{[]string{"complete", "--prompt", "completable-prompt", "department", "E"}, 0, "Engineering"},
+	} {
+		code, out, errOut := runCall(t, bin, work, nil, append(tt.args, srv...)...)
+		if code != tt.code || !strings.Contains(out+errOut, tt.want) {
+			t.Errorf("mcptray %s: exit %d, want %d and %q\n%s%s", strings.Join(tt.args, " "), code, tt.code, tt.want, out, errOut)
+		}
+	}
+}
