@@ -1,6 +1,7 @@
-// Package app is what a person touches: the command-line commands and the
-// desktop GUI (tray menu and windows) over the supervisor's engine. Only app
-// and assets import Fyne.
+// Package app is what a person touches: the command-line commands over the
+// supervisor's engine; app/gui is the desktop GUI (tray menu and windows).
+// Only app/gui and assets import Fyne: app itself stays pure Go, so the
+// headless build (-tags nogui) needs no GUI libraries.
 package app
 
 import (
@@ -30,6 +31,9 @@ type Env struct {
 	Exe string
 	// Getenv reads mcptray's environment.
 	LookupEnv func(string) (string, bool)
+	// Desktop runs the desktop app (`mcptray`, `mcptray gui`); nil in the
+	// headless build.
+	Desktop DesktopFunc
 }
 
 // command is one subcommand. Subcommands with children (config ...) set
@@ -85,7 +89,7 @@ func run(ctx context.Context, args []string, env *Env) int {
 		return 2
 	}
 	if len(args) == 0 {
-		return launchGUI(env, global)
+		return launchDesktop(env, global)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -253,8 +257,9 @@ func printUsage(w io.Writer, parents []string, list []*command) {
 	if len(parents) == 0 {
 		fmt.Fprintf(w, "mcptray %s: run and check MCP servers on this machine.\n\n", Version)
 		fmt.Fprintln(w, "Usage: mcptray [--config FILE] [command] [flags]")
-		fmt.Fprintln(w, "With no command, mcptray starts the desktop app. --config before the command")
-		fmt.Fprintln(w, "is the command's own --config (or the desktop app's, with no command).")
+		fmt.Fprintln(w, "With no command, mcptray starts the desktop app (the headless build has none).")
+		fmt.Fprintln(w, "--config before the command is the command's own --config (or the desktop")
+		fmt.Fprintln(w, "app's, with no command).")
 	} else {
 		fmt.Fprintf(w, "Usage: mcptray %s <command> [flags]\n", strings.Join(parents, " "))
 	}

@@ -3,9 +3,8 @@
 package app
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,34 +40,28 @@ func TestGlobalConfigFlag(t *testing.T) {
 }
 
 // TestGlobalConfigStartsTheApp: `mcptray --config FILE` starts the desktop
-// app with that file.
+// app with that file, as `mcptray gui --config FILE` does; the headless
+// build (no desktop app) says how to get one and fails.
 func TestGlobalConfigStartsTheApp(t *testing.T) {
-	bin := mcptrayBinary(t)
-	dir := t.TempDir()
-	exe := filepath.Join(dir, "mcptray")
-	if err := os.Link(bin, exe); err != nil {
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
+	cfg := filepath.Join(t.TempDir(), "servers.toml")
+	for _, args := range [][]string{{"--config", cfg}, {"gui", "--config", cfg}, {"--config=" + cfg, "gui", "--hide"}} {
+		var got []string
+		var out, errb strings.Builder
+		code := Main(args, &Env{Stdout: &out, Stderr: &errb, Desktop: func(a []string, _ *Env) int {
+			got = a
+			return 0
+		}})
+		want := []string{"--config", cfg}
+		if slices.Contains(args, "--hide") {
+			want = append(want, "--hide")
 		}
-		writeFileMode(t, exe, data, 0o755)
+		if code != 0 || !slices.Equal(got, want) {
+			t.Errorf("mcptray %q: exit %d, the desktop app got %q, want %q\n%s", args, code, got, want, errb.String())
+		}
 	}
-	got := filepath.Join(dir, "gui-args")
-	writeFileMode(t, filepath.Join(dir, "mcptray-gui"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+got+"\n"), 0o755)
-	cfg := filepath.Join(dir, "servers.toml")
-	out, err := exec.Command(exe, "--config", cfg).CombinedOutput()
-	if err != nil {
-		t.Fatalf("mcptray --config FILE: %v\n%s", err, out)
-	}
-	args, err := os.ReadFile(got)
-	if err != nil || string(args) != "--config\n"+cfg+"\n" {
-		t.Errorf("the desktop app got %q (%v), want --config %s", args, err, cfg)
-	}
-}
-
-func writeFileMode(t *testing.T, path string, data []byte, mode os.FileMode) {
-	t.Helper()
-	if err := os.WriteFile(path, data, mode); err != nil {
-		t.Fatal(err)
+	var errb strings.Builder
+	if code := Main([]string{"--config", cfg}, &Env{Stdout: &errb, Stderr: &errb}); code != 1 ||
+		!strings.Contains(errb.String(), "headless build (-tags nogui): it has no desktop app") {
+		t.Errorf("headless: exit %d\n%s", code, errb.String())
 	}
 }

@@ -161,7 +161,31 @@ func authLoginFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) erro
 			fmt.Fprint(env.Stdout, ", refreshed by itself")
 		}
 		fmt.Fprintf(env.Stdout, ". Kept in %s.\n", where)
+		restartInDaemon(ctx, env, srv.URL)
 		return nil
+	}
+}
+
+// restartInDaemon has a running daemon reconnect the servers at rawURL, so
+// they use a sign-in made from the command line at once.
+func restartInDaemon(ctx context.Context, env *Env, rawURL string) {
+	c, err := dialDaemon(ctx)
+	if err != nil {
+		return // no daemon: the next start uses the sign-in
+	}
+	snap := c.Snapshot()
+	for i := range snap.Servers {
+		s := &snap.Servers[i]
+		if s.Server == nil || s.Server.URL == "" {
+			continue
+		}
+		exp, err := s.Server.Expand(env.LookupEnv)
+		if err != nil || tokenKey(exp.URL) != tokenKey(rawURL) {
+			continue
+		}
+		if err := c.Restart(ctx, s.Name); err == nil {
+			fmt.Fprintf(env.Stdout, "The daemon reconnects %s with it now.\n", s.Name)
+		}
 	}
 }
 

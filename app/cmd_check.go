@@ -316,7 +316,7 @@ func settled(st *supervisor.ServerState) bool {
 	switch st.State {
 	case supervisor.StateReady, supervisor.StateDegraded:
 		return st.Probes.Count > 0 || st.Probes.ConsecutiveFailures > 0
-	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy:
+	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy, supervisor.StateSignIn:
 		return true
 	case supervisor.StateBackoff:
 		// A failed start: its diagnosis is the outcome.

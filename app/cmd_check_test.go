@@ -33,7 +33,7 @@ func mcptrayBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "mcptray")
-		out, err := exec.Command("go", "build", "-o", binPath, "mcptray").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", "nogui", "-o", binPath, "mcptray").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

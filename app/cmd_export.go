@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -119,9 +118,7 @@ func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, 
 	}
 	o.Home, _ = os.UserHomeDir()
 	o.ProjectDir, _ = os.Getwd()
-	if runtime.GOOS == "windows" {
-		o.Glob = filepath.Glob
-	}
+	o.Glob = hostGlob
 	if f.reveal != nil {
 		o.RevealSecrets = *f.reveal
 	}

@@ -323,7 +323,7 @@ func done(st *supervisor.ServerState, verb string, old *supervisor.ServerState) 
 		return st.State == supervisor.StateStopped || st.State == supervisor.StateFailed
 	}
 	switch st.State {
-	case supervisor.StateStopped, supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateBackoff:
+	case supervisor.StateStopped, supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateBackoff, supervisor.StateSignIn:
 		return changed
 	case supervisor.StateReady, supervisor.StateRunning, supervisor.StateDegraded:
 		return verb == "start" || !st.StartedAt.Equal(old.StartedAt)

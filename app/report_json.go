@@ -56,13 +56,17 @@ func ms(d time.Duration) *float64 {
 	return &v
 }
 
-// checkStatus folds a state into check's three outcomes.
+// checkStatus folds a state into check's outcomes: ready, degraded,
+// sign-in-required (a remote server waiting for a person to sign in) or
+// failed.
 func checkStatus(s supervisor.State) string {
 	switch s {
 	case supervisor.StateReady:
 		return "ready"
 	case supervisor.StateDegraded:
 		return "degraded"
+	case supervisor.StateSignIn:
+		return "sign-in-required"
 	}
 	return "failed"
 }
@@ -120,7 +124,7 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 		switch r.Status {
 		case "failed":
 			r.Level = string(supervisor.LevelError)
-		case "degraded":
+		case "degraded", "sign-in-required":
 			r.Level = string(supervisor.LevelWarn)
 		}
 	}

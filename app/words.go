@@ -25,6 +25,9 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	if s.Server != nil && s.Server.Disabled {
 		parts[0] = "disabled"
 	}
+	if s.State == supervisor.StateSignIn {
+		parts[0] = "sign-in required"
+	}
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
 		if s.Report != nil {

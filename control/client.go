@@ -77,8 +77,7 @@ func Dial(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", c.opts.Socket)
+			return dial(ctx, c.opts.Socket)
 		},
 		MaxIdleConns: 4,
 	}

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -251,7 +250,7 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +273,7 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Cleanup(func() {
 		inW.Close()
 		outR.Close()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-p.exited
 	})
 	return p

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -87,10 +86,7 @@ func diagCommand(s *registry.Server, e *CommandError) *healthcheck.Diagnosis {
 			Fix:      fmt.Sprintf("Make it executable (chmod +x %s) or point command at the right file.", e.Path),
 		}
 	}
-	fix := fmt.Sprintf("Install %s, or set command to its full path (run `command -v %s` in a terminal to find it).", s.Command, s.Command)
-	if runtime.GOOS == "windows" {
-		fix = fmt.Sprintf("Install %s, or set command to its full path (run `where %s` in a terminal to find it).", s.Command, s.Command)
-	}
+	fix := fmt.Sprintf("Install %s, or set command to its full path (run `%s %s` in a terminal to find it).", s.Command, findCommand, s.Command)
 	var ev []string
 	if e.Searched != "" {
 		ev = append(ev, "PATH searched: "+e.Searched)

@@ -17,6 +17,7 @@ const (
 	EventUnhealthy    Event = "unhealthy"     // probes failed or timed out: restarted (or reconnected) as a crash
 	EventCrashLooping Event = "crash-looping" // given up until started again
 	EventFailed       Event = "failed"        // cannot start; not retried
+	EventSignIn       Event = "sign-in"       // a remote server wants a person to sign in
 	EventRecovered    Event = "recovered"     // up again after being down
 	EventFlapping     Event = "flapping"      // up again, but it keeps going down: said once per crash-loop window
 )
@@ -108,6 +109,9 @@ func (u *unit) eventLocked(from, to State, d *healthcheck.Diagnosis, now time.Ti
 	case StateFailed:
 		u.down = true
 		return EventFailed
+	case StateSignIn:
+		u.down = true
+		return EventSignIn
 	case StateUnhealthy:
 		u.down = true
 		return EventUnhealthy
@@ -192,7 +196,7 @@ func levelOf(st *ServerState, o *Options) Level {
 			return LevelWarn
 		}
 		return LevelOK
-	case StateDegraded, StateStarting, StateStopping:
+	case StateDegraded, StateStarting, StateStopping, StateSignIn:
 		return LevelWarn
 	case StateBackoff:
 		if st.Server != nil && st.Server.IsRemote() && st.Failures >= o.CrashLoopCount {

@@ -23,7 +23,10 @@ const (
 	StateBackoff      State = "backoff"       // waiting until NextAttempt to start again
 	StateCrashLooping State = "crash-looping" // crashed too often; given up until started again
 	StateFailed       State = "failed"        // cannot start (bad config, command not found, ...); not retried
-	StateStopping     State = "stopping"      // stop in progress
+	// StateSignIn: a remote server that wants a (new) sign-in; it waits
+	// for one (`mcptray auth login`, the app's Sign in), which restarts it.
+	StateSignIn   State = "sign-in-required"
+	StateStopping State = "stopping" // stop in progress
 )
 
 // ReasonNotStarted is the reason of a server that has not been started yet.

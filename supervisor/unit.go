@@ -297,6 +297,13 @@ func (u *unit) run(ctx context.Context) {
 			u.set(StateBackoff, fmt.Sprintf("%s; trying again in %s", strings.TrimSuffix(out.reason, "."), roundDuration(delay)), out.diag,
 				func(st *ServerState) { st.NextAttempt = next })
 		case outCrash:
+			if srv.IsRemote() && out.diag != nil && out.diag.Code == healthcheck.CodeAuthRequired {
+				// Retrying cannot help until a person signs in, and the
+				// sign-in restarts the server.
+				u.set(StateSignIn, "sign-in required: "+out.diag.Message, out.diag, nil)
+				parked = true
+				continue
+			}
 			if !srv.IsRemote() && srv.RestartPolicy() == registry.RestartNever {
 				u.set(StateStopped, out.reason+" (restart = never)", out.diag, nil)
 				parked = true

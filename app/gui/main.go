@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -24,7 +23,7 @@ const AppID = "dev.mcptray.app"
 
 // Main runs the desktop app with the command-line arguments args (without
 // the program name) and returns the exit code. `mcptray` with no command, and
-// `mcptray gui`, start it.
+// `mcptray gui`, start it (the root main.go hands it to app as Env.Desktop).
 func Main(args []string, env *app.Env) int {
 	fs := flag.NewFlagSet("mcptray gui", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -45,27 +44,12 @@ func Main(args []string, env *app.Env) int {
 		return 1
 	}
 	if env.Exe == "" {
-		env.Exe = cliPath()
+		// The demo server of a first-run config runs this binary.
+		env.Exe, _ = os.Executable()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runGUI(ctx, env, *cfgPath, *hide)
-}
-
-// cliPath is the mcptray command-line binary, which the demo server of a
-// first-run config runs: the one that started this app, else the one beside
-// it, else mcptray on PATH.
-func cliPath() string {
-	if p := os.Getenv(app.EnvCLI); p != "" {
-		return p
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "mcptray"+filepath.Ext(exe))
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "mcptray"
 }
 
 // runGUI runs the desktop app until Quit (or SIGINT/SIGTERM), then stops

@@ -35,6 +35,8 @@ func events(trs []supervisor.Transition) []event {
 			out = append(out, event{server: n, title: n + " is crash-looping", body: reason + ". mcptray stopped restarting it; start it again once fixed."})
 		case supervisor.EventFailed:
 			out = append(out, event{server: n, title: n + " cannot start", body: reason})
+		case supervisor.EventSignIn:
+			out = append(out, event{server: n, title: n + " needs you to sign in", body: "Use Sign in in its menu; mcptray keeps the tokens and refreshes them."})
 		case supervisor.EventRecovered:
 			out = append(out, event{server: n, title: n + " recovered", body: reason, recovered: true})
 		case supervisor.EventFlapping:

@@ -57,7 +57,7 @@ func levelOf(s *supervisor.ServerState) supervisor.Level {
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateRunning:
 		return supervisor.LevelOK
-	case supervisor.StateStarting, supervisor.StateDegraded, supervisor.StateBackoff, supervisor.StateStopping:
+	case supervisor.StateStarting, supervisor.StateDegraded, supervisor.StateBackoff, supervisor.StateStopping, supervisor.StateSignIn:
 		return supervisor.LevelWarn
 	case supervisor.StateFailed, supervisor.StateUnhealthy, supervisor.StateCrashLooping:
 		return supervisor.LevelError

@@ -1,6 +1,9 @@
+//go:build unix
+
 // Command bench measures mcptray against baselines run on the same machine in
 // the same run, and prints ratios (absolute times on a shared machine mean
-// little; ratios measured side by side do). `make bench` runs it.
+// little; ratios measured side by side do). `make bench` runs it, on Linux
+// (it reads /proc and the tray over D-Bus): the package builds on Unix only.
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
 //	call, demo server add     vs a bare go-sdk client (connect + tools/call)   target ≤ 1.15x

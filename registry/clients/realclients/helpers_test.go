@@ -109,7 +109,7 @@ func installedDir(envVar, dflt string) string {
 func buildMcptray(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "mcptray")
-	cmd := exec.Command("go", "build", "-o", bin, "mcptray")
+	cmd := exec.Command("go", "build", "-tags", "nogui", "-o", bin, "mcptray")
 	cmd.Dir = repoDir()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -132,14 +132,14 @@ func startEverything(t *testing.T, node, js, mode string) string {
 	cmd := exec.Command(node, js, mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-exited
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -239,11 +239,11 @@ func run(ctx context.Context, dir string, env []string, name string, args ...str
 	cmd.Dir, cmd.Env = dir, env
 	// Files, not pipes: a server the client left behind must not hold Wait.
 	cmd.Stdout, cmd.Stderr = outF, errF
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
+	cmd.Cancel = func() error { killGroup(cmd); return nil }
 	err = cmd.Run()
 	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 	}
 	o, _ := os.ReadFile(outF.Name())
 	e, _ := os.ReadFile(errF.Name())
@@ -379,7 +379,7 @@ func startAppServer(t *testing.T, bin, dir string, env []string, args ...string)
 	a.cmd = exec.Command(bin, append([]string{"app-server"}, args...)...)
 	a.cmd.Dir, a.cmd.Env = dir, env
 	a.cmd.Stderr = &a.stderr
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(a.cmd)
 	in, err := a.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func startAppServer(t *testing.T, bin, dir string, env []string, args ...string)
 	}()
 	t.Cleanup(func() {
 		in.Close()
-		syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(a.cmd)
 		<-a.done
 		a.cmd.Wait()
 	})
