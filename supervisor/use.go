@@ -67,7 +67,7 @@ func (u *unit) unusable() error {
 	st := u.st
 	u.mu.Unlock()
 	switch st.State {
-	case StateFailed, StateCrashLooping, StateBackoff, StateUnhealthy:
+	case StateFailed, StateCrashLooping, StateBackoff, StateUnhealthy, StateSignIn:
 	case StateStopped:
 		if u.wanted() {
 			return nil // about to start
