@@ -23,6 +23,7 @@ func (s *Session) discover(ctx context.Context) error {
 	}
 	r := &s.report
 	r.Tools, r.Resources, r.ResourceTemplates, r.Prompts = []Tool{}, []Resource{}, []ResourceTemplate{}, []Prompt{}
+	s.tools = map[string]*mcp.Tool{}
 	type list struct {
 		what string
 		page func(cursor string) (next string, err error)
@@ -35,6 +36,7 @@ func (s *Session) discover(ctx context.Context) error {
 				return "", err
 			}
 			for _, t := range res.Tools {
+				s.tools[t.Name] = t
 				schema, _ := json.Marshal(t.InputSchema)
 				r.Tools = append(r.Tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
 			}

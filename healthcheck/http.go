@@ -70,6 +70,9 @@ type recorder struct {
 	clock   Clock
 	base    http.RoundTripper
 	headers map[string]string
+	// cancelSent, when set, is told of each notifications/cancelled
+	// posted (a call waits for it before the session closes).
+	cancelSent chan<- struct{}
 
 	mu        sync.Mutex // protects last and discover
 	last      *httpExchange
@@ -88,6 +91,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.WithContext(ctx)
 	}
 	ex := &httpExchange{method: req.Method, url: req.URL.String(), mcpMethod: req.Header.Get("Mcp-Method")}
+	if r.cancelSent != nil && isCancellation(req) {
+		defer signal(r.cancelSent)
+	}
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
 		ex.err = err
@@ -117,6 +123,24 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.mu.Unlock()
 	}
 	return resp, err
+}
+
+// isCancellation reports a POST of notifications/cancelled.
+func isCancellation(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength > 4096 {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return false
+	}
+	var h frameHeader
+	return json.Unmarshal(data, &h) == nil && len(h.ID) == 0 && string(h.Method) == `"notifications/cancelled"`
 }
 
 func (r *recorder) latest() *httpExchange {

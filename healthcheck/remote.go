@@ -16,6 +16,10 @@ import (
 func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 	srv := t.Server
 	client, rec := newHTTPClient(o.HTTPClient, srv.Headers, o.Clock)
+	cancelSent := make(chan struct{}, 1)
+	if o.Client != nil {
+		rec.cancelSent = cancelSent
+	}
 	var authz auth.OAuthHandler
 	if o.Authorizer != nil {
 		authz = o.Authorizer(srv.URL)
@@ -25,13 +29,16 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 		// The SSE transport has no authorization hook: send the token.
 		sseClient = &http.Client{Timeout: client.Timeout, Transport: &bearerTransport{base: client.Transport, auth: authz}}
 	}
-	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL}
+	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL, cancelSent: cancelSent}
 	start := o.Clock.Now()
 	var err error
 	if s.transport == registry.TransportSSE {
 		err = s.connectSSE(ctx, sseClient)
 	} else {
-		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: true, OAuthHandler: authz}
+		// A health check needs no stream of server-initiated messages; a
+		// call does: servers send requests and notifications not tied to
+		// a request (elicitation, logs) there.
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: o.Client == nil, OAuthHandler: authz}
 		s.cs, err = newClient(o).Connect(ctx, tr, sessionOptions(t.EraHint))
 		if err != nil {
 			if d := signInDiagnosis(srv, err, authz != nil); d != nil {

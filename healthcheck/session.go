@@ -68,6 +68,10 @@ type Options struct {
 	// Authorizer returns the stored sign-in for a remote server's URL (see
 	// [StoredAuth]), or nil when there is none. Nil means no sign-ins.
 	Authorizer func(serverURL string) auth.OAuthHandler
+	// Client, when set, makes a session for calling tools: it declares
+	// what the handlers answer and passes notifications on to them. Nil
+	// is a health check's session.
+	Client *ClientHandlers
 }
 
 func (o *Options) withDefaults() Options {
@@ -101,6 +105,9 @@ type Session struct {
 	cs        *mcp.ClientSession
 
 	wire *stdioConn // stdio only
+
+	tools      map[string]*mcp.Tool // as discovery listed them
+	cancelSent chan struct{}        // a notifications/cancelled went out
 
 	httpClient *http.Client // remote only
 	url        string
@@ -164,14 +171,6 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 		s.wire.handshakeDone()
 	}
 	return s, nil
-}
-
-func newClient(o Options) *mcp.Client {
-	return mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, &mcp.ClientOptions{
-		// A health check offers nothing to the server: no roots, sampling
-		// or elicitation.
-		Capabilities: &mcp.ClientCapabilities{},
-	})
 }
 
 // sessionOptions picks the version offered: a remembered legacy era goes

@@ -469,6 +469,9 @@ func (r *redirectReceiver) close() {
 type SignInRequiredError struct {
 	Server string
 	Reason string
+	// Scope is what the server asked for when the token lacks a scope (a
+	// 403 insufficient_scope): sign in again asking for it.
+	Scope string
 }
 
 func (e *SignInRequiredError) Error() string {
@@ -572,7 +575,7 @@ func (a *StoredAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 				if s := c.Params["scope"]; s != "" {
 					reason += " (scope " + s + ")"
 				}
-				return &SignInRequiredError{Server: a.cred.Server, Reason: reason}
+				return &SignInRequiredError{Server: a.cred.Server, Reason: reason, Scope: c.Params["scope"]}
 			}
 		}
 		return nil

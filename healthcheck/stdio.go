@@ -25,6 +25,8 @@ func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 		return nil, &Diagnosis{Code: CodeInvalidConfig, Message: fmt.Sprintf("Server %q is a stdio server but no pipes were handed over.", t.Server.Name)}
 	}
 	c := newStdioConn(ctx, t.Stdin, t.Stdout, o)
+	cancelSent := make(chan struct{}, 1)
+	c.cancelSent = cancelSent
 	hctx, cancel := context.WithCancelCause(ctx)
 	watchDone := make(chan struct{})
 	go func() {
@@ -60,7 +62,7 @@ func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 		return nil, diag
 	}
 	res := cs.InitializeResult()
-	s := &Session{opts: o, transport: registry.TransportStdio, cs: cs, wire: c}
+	s := &Session{opts: o, transport: registry.TransportStdio, cs: cs, wire: c, cancelSent: cancelSent}
 	s.fillHandshake(res, latency)
 	c.mu.Lock()
 	caps, outcome := c.capabilities, c.outcome

@@ -70,6 +70,8 @@ type stdioConn struct {
 	clock           Clock
 	discoverTimeout time.Duration
 	onNoise         func(string)
+	passAll         bool            // pass every notification to the SDK: a session with handlers
+	cancelSent      chan<- struct{} // told of each notifications/cancelled written
 
 	in        chan jsonrpc.Message // the read loop hands messages to Read here
 	done      chan struct{}        // closed when stdout has ended; readErr is set
@@ -113,6 +115,7 @@ func newStdioConn(caller context.Context, stdin io.WriteCloser, stdout io.ReadCl
 		clock:           o.Clock,
 		discoverTimeout: o.DiscoverTimeout,
 		onNoise:         o.OnNoise,
+		passAll:         o.Client != nil,
 		in:              make(chan jsonrpc.Message, 64),
 		done:            make(chan struct{}),
 		sdkClosed:       make(chan struct{}),
@@ -166,14 +169,30 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // Write implements [mcp.Connection]. A request is recorded before it is
 // written, so its reply can never arrive before the record.
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+	req, isReq := msg.(*jsonrpc.Request)
+	if isReq && req.IsCall() {
 		c.noteCall(req)
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	return c.writeLine(data)
+	err = c.writeLine(data)
+	if isReq && !req.IsCall() && req.Method == "notifications/cancelled" && err == nil {
+		signal(c.cancelSent)
+	}
+	return err
+}
+
+// signal tells ch without waiting; nil ch is nobody.
+func signal(ch chan<- struct{}) {
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 func (c *stdioConn) writeLine(data []byte) error {
@@ -338,7 +357,7 @@ func (c *stdioConn) take(line []byte) bool {
 		c.noteNoise(line, "") // not JSON
 		return true
 	}
-	if h.isDroppedNotification() {
+	if !c.passAll && h.isDroppedNotification() {
 		c.messages.Add(1)
 		return true
 	}
@@ -359,7 +378,7 @@ type frameHeader struct {
 }
 
 // isDroppedNotification reports a notification the SDK would do nothing
-// with. A health check registers no handlers (logging, progress, list
+// with in a health check's session. A health check registers no handlers (logging, progress, list
 // changes), so of all notifications only notifications/cancelled acts: it
 // cancels a request of the server's the SDK is answering. Dropping the rest
 // here spares the SDK's per-message work (a full decode and a goroutine

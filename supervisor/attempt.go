@@ -322,6 +322,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		return ending{by: endHandshakeFailed, diag: diagConnect(r.err, false)}, true
 	}
 	a.sess = r.sess
+	u.sup.live.set(u, a.sess)
 	rep := a.sess.Report()
 	if rep != nil && rep.Era != "" {
 		u.era, u.eraSeen = rep.Era, true
@@ -429,6 +430,7 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 // every goroutine the attempt started.
 func (a *attempt) stop(e ending) {
 	a.endedAt = a.clock.Now()
+	a.u.sup.live.set(a.u, nil)
 	if a.ccancel != nil {
 		a.ccancel()
 	}

@@ -39,6 +39,8 @@ type Supervisor struct {
 	runCtx  context.Context
 	started bool
 	wg      sync.WaitGroup // unit goroutines (Add under mu)
+
+	live liveSessions // the units' live sessions, for Use
 }
 
 // New creates a supervisor for servers (in file order). Nothing runs until
@@ -94,6 +96,7 @@ func (s *Supervisor) goLocked(u *unit) {
 }
 
 func (s *Supervisor) notify() {
+	s.live.broadcast()
 	select {
 	case s.changes <- struct{}{}:
 	default:

@@ -6,6 +6,7 @@
 // (it reads /proc and the tray over D-Bus): the package builds on Unix only.
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
+//	call, demo server add     vs a bare go-sdk client (connect + tools/call)   target ≤ 1.15x
 //	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
@@ -36,6 +37,9 @@ func main() {
 	// server, connects, lists tools and exits.
 	if len(os.Args) > 2 && os.Args[1] == "-client" {
 		os.Exit(bareClient(os.Args[2:]))
+	}
+	if len(os.Args) > 2 && os.Args[1] == "-call-client" {
+		os.Exit(bareCall(os.Args[2:]))
 	}
 	// Re-executed as a stdio server that floods notifications.
 	if len(os.Args) == 2 && os.Args[1] == "-flood" {
@@ -69,7 +73,7 @@ func main() {
 		ratio := float64(a) / float64(b)
 		t := "reported"
 		if target > 0 {
-			t = fmt.Sprintf("≤ %.1fx", target)
+			t = fmt.Sprintf("≤ %gx", target)
 			if ratio > target {
 				t += " **missed**"
 				failed = true
@@ -82,6 +86,9 @@ func main() {
 	bare := []string{self, "-client", *bin, "serve-demo"}
 	a, b := pair(*runs, env, checkOne, bare)
 	row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
+
+	a, b = callBench(self, *bin, env, *runs)
+	row("call of a demo tool vs bare go-sdk client (same call)", a, b, 1.15)
 
 	checkFifty := []string{*bin, "check", "--config", fifty}
 	a, b = pair(*runs, env, checkFifty, checkOne)
@@ -178,20 +185,10 @@ func machine() string {
 
 // bareClient is the baseline: what any MCP client must do at least.
 func bareClient(argv []string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...)}, nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cs.Close()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return bareSession(argv, func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ListTools(ctx, nil)
+		return err
+	})
 }
 
 // guiBench measures how long the GUI takes to put its tray menu on the

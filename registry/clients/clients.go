@@ -187,7 +187,7 @@ func Lookup(id string) (*Client, error) {
 func nearestID(n string) string {
 	best, bestD := "", 0
 	consider := func(name, id string) {
-		d := editDistance(n, name)
+		d := registry.EditDistance(n, name)
 		if d <= max(1, min(len(name), len(n))/3) && (best == "" || d < bestD) {
 			best, bestD = id, d
 		}
@@ -199,27 +199,6 @@ func nearestID(n string) string {
 		consider(a, aliases[a])
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Options tunes export, install and import. Nil means defaults.

@@ -1,0 +1,73 @@
+package healthcheck
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ClientHandlers answer what a server sends mcptray while it calls a tool,
+// reads a resource or gets a prompt: notifications, and the server's own
+// requests. A health check sets none (it offers the server nothing); a
+// session made with handlers declares the matching client capabilities
+// and lets every notification through to them.
+type ClientHandlers struct {
+	// Progress receives notifications/progress. Requests made through
+	// [Session.CallTool] carry a progress token when it is set.
+	Progress func(*mcp.ProgressNotificationParams)
+	// Log receives notifications/message.
+	Log func(*mcp.LoggingMessageParams)
+	// Elicit answers elicitation/create, form and URL mode (both are
+	// declared). The SDK checks an accepted form's content against the
+	// requested schema.
+	Elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// ElicitationComplete receives notifications/elicitation/complete.
+	ElicitationComplete func(elicitationID string)
+	// Sample answers sampling/createMessage; nil leaves sampling undeclared.
+	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// Roots, when not nil, declares the roots capability and is the list
+	// roots/list returns (it may be empty).
+	Roots []*mcp.Root
+}
+
+// newClient makes the SDK client for a session: a bare one for a health
+// check, one with the handlers of o.Client otherwise.
+func newClient(o Options) *mcp.Client {
+	impl := &mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}
+	h := o.Client
+	if h == nil {
+		// A health check offers nothing to the server: no roots, sampling
+		// or elicitation.
+		return mcp.NewClient(impl, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	}
+	caps := &mcp.ClientCapabilities{}
+	co := &mcp.ClientOptions{Capabilities: caps, Logger: o.Logger}
+	if h.Progress != nil {
+		co.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { h.Progress(r.Params) }
+	}
+	if h.Log != nil {
+		co.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) { h.Log(r.Params) }
+	}
+	if h.Elicit != nil {
+		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
+		co.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return h.Elicit(ctx, r.Params)
+		}
+	}
+	if h.ElicitationComplete != nil {
+		co.ElicitationCompleteHandler = func(_ context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+			h.ElicitationComplete(r.Params.ElicitationID)
+		}
+	}
+	if h.Sample != nil {
+		co.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return h.Sample(ctx, r.Params)
+		}
+	}
+	if h.Roots != nil {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	c := mcp.NewClient(impl, co)
+	c.AddRoots(h.Roots...)
+	return c
+}
