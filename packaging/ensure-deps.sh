@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils)
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils xdotool)
 
 apt_install() {
   local missing=()

@@ -30,6 +30,7 @@ type controller struct {
 	snap      supervisor.Snapshot
 	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
 	trayState health
+	trayTip   string
 	win       fyne.Window
 	main      *mainWindow
 	notify    *notifier
@@ -95,6 +96,10 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 		if h != c.trayState {
 			c.trayState = h
 			desk.SetSystemTrayIcon(trayIcon(h))
+		}
+		if tip := trayTooltip(snap, warning); tip != c.trayTip {
+			c.trayTip = tip
+			setTrayTooltip(tip)
 		}
 		menu := buildTrayMenu(snap, warning, c.trayActions())
 		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
@@ -212,6 +217,7 @@ func (c *controller) openMain() {
 		c.win.SetIcon(assets.AppIcon)
 		c.main = newMainWindow(c, c.win)
 		c.win.SetContent(c.main.content)
+		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))
 		// Closing hides: mcptray lives in the tray.
 		if _, ok := c.app.(desktop.App); ok {

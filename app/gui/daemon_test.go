@@ -54,9 +54,11 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 	c := newTestController(t, serveEngine(t, eng), "")
 	c.apply(c.eng.Snapshot())
 	m := c.main
-	if m.selected != "demo" {
+	// Problems first: the failing server is at the top, and selected.
+	if m.selected != "github" {
 		t.Fatalf("first server not selected: %q", m.selected)
 	}
+	m.selectServer("demo")
 	test.AssertRendersToMarkup(t, "main_ready.xml", c.win.Canvas())
 	if got := m.fields["Server"].Text; got != "mcptray-demo 1.0.0 (mcptray demo)" {
 		t.Errorf("server field = %q", got)
@@ -73,9 +75,12 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 	// Clicks travel over the socket to the engine.
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "start github")
-	test.Tap(m.restart)
-	eng.waitCommand(t, "restart github")
+	if m.restart.Visible() {
+		t.Error("a server that is not running offers Restart beside Start")
+	}
 	m.selectServer("demo")
+	test.Tap(m.restart)
+	eng.waitCommand(t, "restart demo")
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "stop demo")
 	c.checkAll()

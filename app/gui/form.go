@@ -3,6 +3,7 @@ package gui
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -383,22 +384,37 @@ func (c *controller) updateConfig(change func(cfg *registry.Config) error) error
 }
 
 // removeServer asks, then removes a server from the config and stops it.
-func (c *controller) removeServer(name string) {
+func (c *controller) removeServer(name string) { c.removeServers([]string{name}) }
+
+// removeServers asks, then removes servers from the config and stops them.
+func (c *controller) removeServers(names []string) {
+	if len(names) == 0 {
+		return
+	}
 	c.openMain()
-	dialog.ShowConfirm("Remove "+name+"?",
-		fmt.Sprintf("This stops %s and removes it from %s (the previous file is kept as servers.toml.bak).", name, c.cfgPath),
+	title, what := "Remove "+names[0]+"?", names[0]
+	if len(names) > 1 {
+		title = fmt.Sprintf("Remove %d servers?", len(names))
+		what = strings.Join(names, ", ")
+	}
+	d := dialog.NewConfirm(title,
+		fmt.Sprintf("This stops %s and removes it from %s.\nThe file as it was is kept as %s.", what, c.cfgPath, filepath.Base(c.cfgPath)+".bak"),
 		func(ok bool) {
 			if !ok {
 				return
 			}
 			err := c.updateConfig(func(cfg *registry.Config) error {
-				cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s *registry.Server) bool { return s.Name == name })
+				cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s *registry.Server) bool { return slices.Contains(names, s.Name) })
 				return nil
 			})
 			if err != nil {
 				c.showError(err)
 			}
 		}, c.win)
+	d.SetConfirmText("Remove")
+	d.SetDismissText("Cancel")
+	d.SetConfirmImportance(widget.DangerImportance)
+	d.Show()
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

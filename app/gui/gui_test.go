@@ -189,15 +189,19 @@ func TestTrayMenu(t *testing.T) {
 		labels = append(labels, it.Label)
 	}
 	want := []string{
-		"demo: ready, 3 tools, 3.0 ms",
+		"1 ready · 2 failing · 1 retrying · 1 stopped", "",
 		"github: crash-looping, exit 1, 5 restarts",
 		"missing: failed, command-not-found",
 		"flaky: backoff, SIGKILL",
+		"demo: ready, 3 tools, 3.0 ms",
 		"idle: stopped",
 		"", "Open mcptray", "Check all now", "Reload config", "", "Quit",
 	}
 	if !slices.Equal(labels, want) {
 		t.Errorf("labels:\n%q\nwant\n%q", labels, want)
+	}
+	if !menu.Items[0].Disabled {
+		t.Error("the summary line is a menu item that does something")
 	}
 	sub := func(i int) []string {
 		var out []string
@@ -206,24 +210,32 @@ func TestTrayMenu(t *testing.T) {
 		}
 		return out
 	}
-	if s := sub(0); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
+	if s := sub(5); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
 		t.Errorf("ready submenu: %q", s)
 	}
-	if s := sub(4); s[1] != "Start" {
-		t.Errorf("stopped submenu: %q", s)
+	// A server that is not running offers Start, not Restart as well.
+	for _, i := range []int{2, 3, 6} {
+		if s := sub(i); s[0] != "Start" || slices.Contains(s, "Restart") {
+			t.Errorf("%s submenu: %q", menu.Items[i].Label, s)
+		}
 	}
-	menu.Items[0].ChildMenu.Items[0].Action()
-	menu.Items[4].ChildMenu.Items[1].Action()
-	menu.Items[0].ChildMenu.Items[1].Action()
-	menu.Items[1].ChildMenu.Items[3].Action()
-	menu.Items[0].ChildMenu.Items[4].ChildMenu.Items[0].Action()
-	menu.Items[6].Action()
-	menu.Items[7].Action()
+	menu.Items[5].ChildMenu.Items[0].Action()
+	menu.Items[6].ChildMenu.Items[0].Action()
+	menu.Items[5].ChildMenu.Items[1].Action()
+	menu.Items[2].ChildMenu.Items[2].Action()
+	menu.Items[5].ChildMenu.Items[4].ChildMenu.Items[0].Action()
 	menu.Items[8].Action()
+	menu.Items[9].Action()
 	menu.Items[10].Action()
+	menu.Items[12].Action()
 	wantCalls := []string{"restart demo", "startStop idle true", "startStop demo false", "log github", "copy demo cursor", "open", "check", "reload", "quit"}
 	if !slices.Equal(got, wantCalls) {
 		t.Errorf("calls %q\nwant %q", got, wantCalls)
+	}
+
+	tip := trayTooltip(sampleSnapshot(), "")
+	if tip != "mcptray: 1 ready · 2 failing · 1 retrying · 1 stopped\ngithub: crash-looping, exit 1, 5 restarts\nmissing: failed, command-not-found" {
+		t.Errorf("tooltip %q", tip)
 	}
 }
 
@@ -242,9 +254,11 @@ func TestMainWindowShowsEveryState(t *testing.T) {
 	c := newTestController(t, eng, "")
 	c.apply(eng.Snapshot())
 	m := c.main
-	if m.selected != "demo" {
+	// Problems first: the failing server is at the top, and selected.
+	if m.selected != "github" {
 		t.Fatalf("first server not selected: %q", m.selected)
 	}
+	m.selectServer("demo")
 	test.AssertRendersToMarkup(t, "main_ready.xml", c.win.Canvas())
 	if got := m.fields["Server"].Text; got != "mcptray-demo 1.0.0 (mcptray demo)" {
 		t.Errorf("server field = %q", got)
@@ -276,9 +290,12 @@ func TestMainWindowShowsEveryState(t *testing.T) {
 
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "start github")
-	test.Tap(m.restart)
-	eng.waitCommand(t, "restart github")
+	if m.restart.Visible() {
+		t.Error("a server that is not running offers Restart beside Start")
+	}
 	m.selectServer("demo")
+	test.Tap(m.restart)
+	eng.waitCommand(t, "restart demo")
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "stop demo")
 }
@@ -499,4 +516,31 @@ func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 	if len(c.shown) != 0 || c.count.Text != "no tools" {
 		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
 	}
+}
+
+// manySnapshot is n servers in config order, every tenth failing (the third
+// of them crash-looping), one stopped; the rest ready.
+func manySnapshot(n int) supervisor.Snapshot {
+	base := sampleSnapshot()
+	var snap supervisor.Snapshot
+	snap.Time = t0
+	for i := range n {
+		var s supervisor.ServerState
+		switch {
+		case i%10 == 4:
+			s = base.Servers[2] // failed
+		case i%10 == 7 && i > 20:
+			s = base.Servers[1] // crash-looping
+		case i == n-2:
+			s = base.Servers[4] // stopped
+		default:
+			s = base.Servers[0] // ready
+		}
+		s.Name = fmt.Sprintf("server-%02d", i+1)
+		srv := *s.Server
+		srv.Name = s.Name
+		s.Server = &srv
+		snap.Servers = append(snap.Servers, s)
+	}
+	return snap
 }

@@ -82,6 +82,15 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		return 1
 	}
 	a := fyneapp.NewWithID(AppID)
+	// The tray's title (and notifications' sender) is the app's name; a
+	// build that is not packaged has none, and Fyne would show the ID.
+	if md := a.Metadata(); md.Name == "" {
+		md.Name = "mcptray"
+		if md.ID == "" {
+			md.ID = AppID
+		}
+		fyneapp.SetMetadata(md)
+	}
 	a.SetIcon(assets.AppIcon)
 	c := newController(a, eng, cfg.Path, env)
 

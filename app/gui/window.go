@@ -24,14 +24,17 @@ type mainWindow struct {
 	win  fyne.Window
 	snap supervisor.Snapshot
 
-	selected  string
-	listIndex int // the row the list has selected
-	list      *widget.List
+	selected string // the server the details show ("" for none)
+	servers  *serverList
+	bulk     *bulkPanel
+	empty    *emptyState
+	details  fyne.CanvasObject
 
 	// Details of the selected server.
 	header     *widget.Label
 	badge      *canvas.Circle
 	stateLabel *widget.Label
+	buttons    *fyne.Container
 	startStop  *widget.Button
 	restart    *widget.Button
 	edit       *widget.Button
@@ -64,36 +67,10 @@ var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport
 
 func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m := &mainWindow{c: c, win: win, fields: map[string]*widget.Label{}}
-	m.list = widget.NewList(
-		func() int { return len(m.snap.Servers) },
-		func() fyne.CanvasObject {
-			dot := canvas.NewCircle(stateColor(supervisor.StateStopped))
-			dotBox := container.NewGridWrap(fyne.NewSize(12, 12), dot)
-			name := widget.NewLabel("")
-			name.TextStyle.Bold = true
-			name.Truncation = fyne.TextTruncateEllipsis
-			line := newSubtitle()
-			return container.NewBorder(nil, nil, container.NewCenter(dotBox), nil, container.NewVBox(name, line))
-		},
-		func(id widget.ListItemID, o fyne.CanvasObject) {
-			if id >= len(m.snap.Servers) {
-				return
-			}
-			s := &m.snap.Servers[id]
-			row := o.(*fyne.Container)
-			texts := row.Objects[0].(*fyne.Container)
-			texts.Objects[0].(*widget.Label).SetText(s.Name)
-			setSubtitle(texts.Objects[1].(*widget.RichText), app.ListLine(s))
-			dot := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects[0].(*canvas.Circle)
-			dot.FillColor = stateColor(s.State)
-			dot.Refresh()
-		})
-	m.list.OnSelected = func(id widget.ListItemID) {
-		m.listIndex = id
-		if id < len(m.snap.Servers) {
-			m.selectServer(m.snap.Servers[id].Name)
-		}
-	}
+	m.servers = newServerList()
+	m.servers.onSelect = m.selectionChanged
+	m.servers.onOpen = func(string) { m.showTab("Overview") }
+	m.servers.shortcut = m.shortcut
 
 	m.header = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	m.header.SizeName = theme.SizeNameSubHeadingText
@@ -152,18 +129,21 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 
 	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
 	titleRow := container.NewBorder(nil, nil, badgeBox, nil, container.NewHBox(m.header, m.stateLabel))
-	buttons := container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-	details := container.NewBorder(container.NewVBox(titleRow, buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+	m.buttons = container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+	m.details = container.NewBorder(container.NewVBox(titleRow, m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+	m.bulk = newBulkPanel(m)
+	m.empty = newEmptyState(m)
 
-	addBtn := widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), func() { m.c.editServer("", false) })
-	checkBtn := widget.NewButtonWithIcon("Check all", theme.ViewRefreshIcon(), m.c.checkAll)
-	importBtn := widget.NewButtonWithIcon("Import…", theme.DownloadIcon(), m.c.showImport)
-	exportBtn := widget.NewButtonWithIcon("Export…", theme.UploadIcon(), func() { m.c.showExport("") })
+	// One row of plain buttons, so the list keeps the height.
+	addBtn := widget.NewButton("Add…", func() { m.c.editServer("", false) })
+	checkBtn := widget.NewButton("Check all", m.c.checkAll)
+	importBtn := widget.NewButton("Import…", m.c.showImport)
+	exportBtn := widget.NewButton("Export…", func() { m.c.showExport("") })
 	notify := widget.NewCheck("Desktop notifications", c.notify.SetEnabled)
 	notify.SetChecked(c.notify.Enabled())
-	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(2, addBtn, checkBtn, importBtn, exportBtn), widget.NewSeparator()),
-		container.NewVBox(widget.NewSeparator(), notify), nil, nil, m.list)
-	split := container.NewHSplit(left, details)
+	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(4, addBtn, importBtn, exportBtn, checkBtn), widget.NewSeparator()),
+		container.NewVBox(widget.NewSeparator(), notify), nil, nil, m.servers.content)
+	split := container.NewHSplit(left, container.NewStack(m.details, m.bulk.content, m.empty.content))
 	split.Offset = 0.3
 	m.warning = widget.NewLabel("")
 	m.warning.Importance = widget.DangerImportance
@@ -177,19 +157,46 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 // Update shows a new snapshot (UI thread).
 func (m *mainWindow) Update(snap supervisor.Snapshot) {
 	m.snap = snap
-	m.list.Refresh()
-	if m.selected == "" && len(snap.Servers) > 0 {
-		m.list.Select(0)
-		return
+	m.servers.Update(snap) // may change the selection: calls selectionChanged
+	m.showSelection()
+}
+
+// selectionChanged follows the list's selection (UI thread).
+func (m *mainWindow) selectionChanged() {
+	if name := m.servers.current; name != m.selected {
+		m.selected = name
+		m.log.SetServer(name)
 	}
-	// Keep the highlight on the selected server when the list changed under
-	// it (a server added or removed above it).
-	for i := range snap.Servers {
-		if snap.Servers[i].Name == m.selected && i != m.listIndex {
-			m.list.Select(i)
+	m.showSelection()
+}
+
+// showSelection shows, right of the list, what the list has selected: one
+// server's details, the bulk actions for several, or what to do when there
+// is nothing to show.
+func (m *mainWindow) showSelection() {
+	sel := m.servers.Selected()
+	show := func(o fyne.CanvasObject) {
+		for _, x := range []fyne.CanvasObject{m.details, m.bulk.content, m.empty.content} {
+			if x == o {
+				x.Show()
+				x.Refresh() // lay out again: its texts changed while hidden
+			} else {
+				x.Hide()
+			}
 		}
 	}
-	m.showDetails(snap.Server(m.selected))
+	switch {
+	case m.selected == "":
+		m.showDetails(nil)
+		m.empty.Set(len(m.snap.Servers), m.servers.search.Text)
+		show(m.empty.content)
+	case len(sel) > 1:
+		m.bulk.Set(sel)
+		show(m.bulk.content)
+	default:
+		m.showDetails(m.snap.Server(m.selected))
+		show(m.details)
+	}
 }
 
 // setWarning shows (or, with "", hides) a line above everything.
@@ -205,18 +212,9 @@ func (m *mainWindow) setWarning(text string) {
 	}
 }
 
-// selectServer shows the named server (UI thread).
+// selectServer shows the named server alone (UI thread).
 func (m *mainWindow) selectServer(name string) {
-	if m.selected != name {
-		m.selected = name
-		m.log.SetServer(name)
-		for i := range m.snap.Servers {
-			if m.snap.Servers[i].Name == name {
-				m.list.Select(i)
-			}
-		}
-	}
-	m.showDetails(m.snap.Server(name))
+	m.servers.Select(name)
 }
 
 // showTab selects a details tab by its title.
@@ -242,6 +240,17 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		m.header.SetText("No server selected")
 		m.stateLabel.SetText("")
 		enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+		// Nothing of a server that is gone may stay on screen.
+		for _, l := range m.fields {
+			l.SetText("–")
+		}
+		m.diagCard.Hide()
+		m.caps.SetText("–")
+		m.instructions.SetText("–")
+		m.chart.SetSamples(nil, 0)
+		m.chartStats.SetText("")
+		m.report, m.reportOwner = nil, ""
+		m.setCatalogs(&healthcheck.Report{})
 		return
 	}
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
@@ -252,11 +261,15 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	if s.State.Alive() || s.State == supervisor.StateBackoff {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
+		m.restart.Show()
 	} else {
+		// Not running: Start is the one way to run it again.
+		m.restart.Hide()
 		m.startStop.SetText("Start")
 		m.startStop.SetIcon(theme.MediaPlayIcon())
 		enable(s.Server == nil || s.Server.Valid(), m.startStop)
 	}
+	m.buttons.Refresh()
 
 	now := m.c.now()
 	set := func(k, v string) { m.fields[k].SetText(orDash(v)) }
@@ -348,14 +361,19 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		if r == nil {
 			r = &healthcheck.Report{}
 		}
-		m.tools.SetItems(toolItems(r.Tools))
-		m.resources.SetItems(resourceItems(r.Resources))
-		m.templates.SetItems(templateItems(r.ResourceTemplates))
-		m.prompts.SetItems(promptItems(r.Prompts))
-		m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(r.Tools))
-		m.tabs.Items[2].Text = fmt.Sprintf("Resources (%d)", len(r.Resources))
-		m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
-		m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
-		m.tabs.Refresh()
+		m.setCatalogs(r)
 	}
+}
+
+// setCatalogs fills the Tools, Resources, Templates and Prompts tabs.
+func (m *mainWindow) setCatalogs(r *healthcheck.Report) {
+	m.tools.SetItems(toolItems(r.Tools))
+	m.resources.SetItems(resourceItems(r.Resources))
+	m.templates.SetItems(templateItems(r.ResourceTemplates))
+	m.prompts.SetItems(promptItems(r.Prompts))
+	m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(r.Tools))
+	m.tabs.Items[2].Text = fmt.Sprintf("Resources (%d)", len(r.Resources))
+	m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
+	m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
+	m.tabs.Refresh()
 }
