@@ -234,7 +234,7 @@ func TestTrayMenu(t *testing.T) {
 	}
 
 	tip := trayTooltip(sampleSnapshot(), "")
-	if tip != "mcptray: 1 ready · 2 failing · 1 retrying · 1 stopped\ngithub: crash-looping, exit 1, 5 restarts\nmissing: failed, command-not-found" {
+	if tip != "mcptray: 1 ready · 2 failing · 1 retrying · 1 stopped\ngithub: crash-looping, exit 1, 5 restarts\nmissing: failed, command-not-found\nflaky: backoff, SIGKILL" {
 		t.Errorf("tooltip %q", tip)
 	}
 }

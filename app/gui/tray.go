@@ -92,8 +92,8 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 	return fyne.NewMenu("mcptray", items...)
 }
 
-// trayTooltip is what hovering the tray icon says: the counts, and the
-// servers that fail by name.
+// trayTooltip is what hovering the tray icon says: the counts, and by name
+// the servers that fail or are being retried.
 func trayTooltip(snap supervisor.Snapshot, warning string) string {
 	lines := []string{"mcptray: " + countSummary(snap)}
 	if warning != "" {
@@ -102,7 +102,7 @@ func trayTooltip(snap supervisor.Snapshot, warning string) string {
 	var failing []string
 	for _, i := range problemsFirst(snap) {
 		s := &snap.Servers[i]
-		if rank(s) > 0 {
+		if rank(s) > 1 {
 			break
 		}
 		failing = append(failing, app.Summary(s))
