@@ -34,6 +34,11 @@ type controller struct {
 	win       fyne.Window
 	main      *mainWindow
 	notify    *notifier
+	form      *serverForm // the Add/Edit form last opened (tests)
+
+	// checkServer runs a one-off check of a server (the form's Test).
+	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
+	afterTest   func() // runs once a Test result shows (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
@@ -44,6 +49,9 @@ type controller struct {
 
 func newController(a fyne.App, eng Engine, cfgPath string, env *app.Env) *controller {
 	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
+	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
+		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
+	}
 	c.notify = newNotifier(a, nil)
 	return c
 }

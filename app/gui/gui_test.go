@@ -351,29 +351,34 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 	w.Resize(fyne.NewSize(640, 620))
 	valid := true
 	f.onValid = func(ok bool) { valid = ok }
+	// A new form is not wrong yet: nothing was touched.
+	if got := f.problemText(); got != "" {
+		t.Errorf("a new form shows %q", got)
+	}
+	test.AssertRendersToMarkup(t, "form_new.xml", w.Canvas())
 
 	test.Type(f.name, "demo")
-	if valid || !strings.Contains(f.problems.Text, `a server called "demo" already exists`) {
-		t.Errorf("duplicate name: valid=%v %q", valid, f.problems.Text)
+	if valid || f.errs["name"].Text != `A server called "demo" already exists.` || f.errs["command"].Visible() {
+		t.Errorf("duplicate name: valid=%v %q", valid, f.problemText())
 	}
 	f.name.SetText("bad name!")
 	test.Type(f.command, "npx")
-	if valid || !strings.Contains(f.problems.Text, "name must be 1-64 letters") {
-		t.Errorf("bad name: %q", f.problems.Text)
+	if valid || f.errs["name"].Text != "Use up to 64 letters, digits, - or _ (no spaces)." {
+		t.Errorf("bad name: %q", f.problemText())
 	}
 	f.name.SetText("fs")
 	f.env.SetText("NOEQUALS")
-	if valid || !strings.Contains(f.problems.Text, "Environment line 1: write KEY=VALUE") {
-		t.Errorf("bad env: %q", f.problems.Text)
+	if valid || f.errs["env"].Text != "Line 1: write KEY=VALUE." {
+		t.Errorf("bad env: %q", f.problemText())
 	}
 	f.env.SetText("API_TOKEN=abc123")
-	if !strings.Contains(f.problems.Text, "literal secret") {
-		t.Errorf("no literal-secret hint: %q", f.problems.Text)
+	if !valid || !strings.Contains(f.hints["env"].Text, "literal secret") {
+		t.Errorf("no literal-secret hint, or it blocks saving: %v %q", valid, f.problemText())
 	}
 	f.env.SetText("API_TOKEN=${env:API_TOKEN}")
 	f.args.SetText("-y\n@modelcontextprotocol/server-filesystem\n~/docs")
-	if !valid || f.problems.Text != "" {
-		t.Errorf("valid stdio form: %v %q", valid, f.problems.Text)
+	if !valid || f.problemText() != "" {
+		t.Errorf("valid stdio form: %v %q", valid, f.problemText())
 	}
 	s, _ := f.server()
 	if s.Command != "npx" || len(s.Args) != 3 || s.Env["API_TOKEN"] != "${env:API_TOKEN}" || !s.Autostart {
@@ -381,21 +386,112 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 	}
 
 	f.kind.SetSelected(kindRemote)
+	// The URL is required, but not said before it is touched...
+	if valid || f.errs["url"].Visible() {
+		t.Errorf("untouched url: valid=%v %q", valid, f.problemText())
+	}
+	// ...or before Save is pressed.
+	f.showAll = true
+	f.validate()
+	if f.errs["url"].Text != "Give the server's address, e.g. https://example.com/mcp." {
+		t.Errorf("after Save: %q", f.problemText())
+	}
+	f.showAll = false
 	test.Type(f.url, "ftp://x")
-	if valid || !strings.Contains(f.problems.Text, "must start with http:// or https://") {
-		t.Errorf("bad url: %q", f.problems.Text)
+	if valid || !strings.Contains(f.errs["url"].Text, "Must start with http:// or https://") {
+		t.Errorf("bad url: %q", f.problemText())
 	}
 	f.url.SetText("https://example.com/mcp")
 	f.headers.SetText("Authorization: Bearer ${env:TOKEN}")
 	f.transport.SetSelected(transportChoices[1])
 	if !valid {
-		t.Errorf("valid remote form: %q", f.problems.Text)
+		t.Errorf("valid remote form: %q", f.problemText())
 	}
 	s, _ = f.server()
 	if s.URL != "https://example.com/mcp" || s.TransportName != registry.TransportSSE || s.Headers["Authorization"] != "Bearer ${env:TOKEN}" || s.Command != "" {
 		t.Errorf("remote server = %+v", s)
 	}
 	test.AssertRendersToMarkup(t, "form_remote.xml", w.Canvas())
+}
+
+// An entry with both a command and a url says so, and what saving drops.
+func TestServerFormWithCommandAndURL(t *testing.T) {
+	test.NewTempApp(t)
+	f := newServerForm(&registry.Server{Name: "both", Command: "npx", URL: "https://example.com/mcp"}, nil)
+	if !f.note.Visible() || !strings.Contains(f.note.Text, "drops its url https://example.com/mcp") || f.kind.Selected != kindStdio {
+		t.Errorf("note %v %q, kind %q", f.note.Visible(), f.note.Text, f.kind.Selected)
+	}
+	f.kind.SetSelected(kindRemote)
+	if !strings.Contains(f.note.Text, "drops its command npx") {
+		t.Errorf("note after switching: %q", f.note.Text)
+	}
+	s, _ := f.server()
+	if s.URL != "https://example.com/mcp" || s.Command != "" {
+		t.Errorf("server %+v", s)
+	}
+}
+
+// A client's JSON entry pasted fills the form, through the importers.
+func TestServerFormPaste(t *testing.T) {
+	test.NewTempApp(t)
+	for _, tt := range []struct{ name, text, want string }{
+		{"entry", `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}`, "npx|2|github|${env:GITHUB_TOKEN}"},
+		{"named", `"gh": {"command": "npx", "args": ["x"]},`, "npx|1|gh|"},
+		{"file", `{"mcpServers": {"remote": {"url": "https://example.com/mcp"}, "two": {"command": "y"}}}`, "https://example.com/mcp|0|remote|"},
+		{"remote entry", `{"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}}`, "https://example.com/mcp|0|github|"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newServerForm(nil, nil)
+			f.name.SetText("github")
+			f.paste(tt.text)
+			s, _ := f.server()
+			target := s.Command
+			if s.URL != "" {
+				target = s.URL
+			}
+			got := fmt.Sprintf("%s|%d|%s|%s", target, len(s.Args), s.Name, s.Env["GITHUB_TOKEN"])
+			if got != tt.want {
+				t.Errorf("got %s, want %s (%q)", got, tt.want, f.testResult.Text)
+			}
+		})
+	}
+	f := newServerForm(nil, nil)
+	f.paste("hello")
+	if !strings.HasPrefix(f.testResult.Text, "Nothing pasted: ") {
+		t.Errorf("bad paste: %q", f.testResult.Text)
+	}
+}
+
+// Test runs what the form holds through the engine's check, before saving.
+func TestServerFormTest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, nil, 0o600)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
+	var checked *registry.Server
+	c.checkServer = func(s *registry.Server, _ *registry.Config) supervisor.ServerState {
+		checked = s
+		st := sampleSnapshot().Servers[2] // failed: command not found
+		return st
+	}
+	c.editServer("", false)
+	f := c.form
+	test.Type(f.name, "x")
+	test.Type(f.command, "nosuchcmd")
+	done := make(chan struct{})
+	c.afterTest = func() { close(done) }
+	tapOverlayButton(t, c.win, "Test")
+	<-done
+	if checked == nil || checked.Command != "nosuchcmd" {
+		t.Fatalf("checked %+v", checked)
+	}
+	if !strings.Contains(f.testResult.Text, "Does not work: nosuchcmd was not found on PATH.") {
+		t.Errorf("result %q", f.testResult.Text)
+	}
+	// Escape closes the form.
+	f.name.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if c.win.Canvas().Overlays().Top() != nil {
+		t.Error("Escape did not close the form")
+	}
 }
 
 func TestEditSaveAndRemoveGoThroughReload(t *testing.T) {

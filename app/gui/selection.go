@@ -82,6 +82,9 @@ func (m *mainWindow) installKeys() {
 
 // shortcut runs a window shortcut; false when sc is none of them.
 func (m *mainWindow) shortcut(sc fyne.Shortcut) bool {
+	if m.win.Canvas().Overlays().Top() != nil {
+		return false // a dialog is open: the list is not what is edited
+	}
 	switch sc.ShortcutName() {
 	case shortcutFind.ShortcutName():
 		m.win.Canvas().Focus(m.servers.search)
@@ -104,6 +107,9 @@ func (m *mainWindow) shortcut(sc fyne.Shortcut) bool {
 // Page keys move through the list (Shift extends), Enter opens the
 // details, Delete asks to remove the selected servers.
 func (m *mainWindow) typedKey(k *fyne.KeyEvent) {
+	if m.win.Canvas().Overlays().Top() != nil {
+		return
+	}
 	extend := false
 	if d, ok := fyne.CurrentApp().Driver().(desktop.Driver); ok {
 		extend = d.CurrentKeyModifiers()&fyne.KeyModifierShift != 0
