@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -34,7 +35,9 @@ type controller struct {
 	win       fyne.Window
 	main      *mainWindow
 	notify    *notifier
-	form      *serverForm // the Add/Edit form last opened (tests)
+	form      *serverForm          // the Add/Edit form last opened (tests)
+	configErr error                // why servers.toml on disk does not load, nil when it does
+	openURL   func(*url.URL) error // opens files and links (nil: the app's OpenURL)
 
 	// checkServer runs a one-off check of a server (the form's Test).
 	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
@@ -202,9 +205,10 @@ func (c *controller) reloadConfig() {
 	go func() {
 		cfg, err := registry.Load(c.cfgPath)
 		if err != nil {
-			fyne.Do(func() { c.showError(err) })
+			fyne.Do(func() { c.setConfigErr(err); c.showError(err) })
 			return
 		}
+		fyne.Do(func() { c.setConfigErr(nil) })
 		c.eng.Reload(cfg.Servers)
 		if cfg.HasErrors() {
 			var msgs []string
@@ -224,6 +228,7 @@ func (c *controller) openMain() {
 		c.win = c.app.NewWindow("mcptray")
 		c.win.SetIcon(assets.AppIcon)
 		c.main = newMainWindow(c, c.win)
+		c.main.config.Set(c.configErr)
 		c.win.SetContent(c.main.content)
 		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))
@@ -246,8 +251,15 @@ func (c *controller) openServer(name, tab string) {
 
 // watchConfig applies edits made to servers.toml by hand until ctx ends.
 func (c *controller) watchConfig(ctx context.Context) error {
-	return app.WatchConfig(ctx, c.cfgPath, func(cfg *registry.Config) { c.eng.Reload(cfg.Servers) }, func(err error) {
-		// Keep running what runs; say why the edit was not applied.
-		c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", err.Error()))
+	return app.WatchConfig(ctx, c.cfgPath, func(cfg *registry.Config) {
+		fyne.Do(func() { c.setConfigErr(nil) })
+		c.eng.Reload(cfg.Servers)
+	}, func(err error) {
+		// Keep running what runs; say why the edit was not applied, in the
+		// window (a banner) and a notification (the window may be closed).
+		fyne.Do(func() {
+			c.setConfigErr(err)
+			c.app.SendNotification(fyne.NewNotification("servers.toml not applied", sentence(err.Error())))
+		})
 	})
 }

@@ -17,6 +17,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/assets"
+	"mcptray/registry"
 )
 
 // AppID is the desktop app's identifier (FyneApp.toml, preferences folder).
@@ -72,7 +73,14 @@ func cliPath() string {
 // every server the engine started.
 func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	cfg, err := app.LoadConfig(env, cfgFlag, false)
-	if err != nil {
+	var broken *registry.SyntaxError
+	if errors.As(err, &broken) {
+		// Open anyway, with no servers and the window's banner saying
+		// where the file breaks: the fix is made in the file, not here.
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
+		cfg = &registry.Config{Path: broken.File}
+		hide = false
+	} else if err != nil {
 		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
 		return 2
 	}
@@ -93,6 +101,9 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	}
 	a.SetIcon(assets.AppIcon)
 	c := newController(a, eng, cfg.Path, env)
+	if broken != nil {
+		c.configErr = broken
+	}
 
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

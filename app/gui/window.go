@@ -59,6 +59,7 @@ type mainWindow struct {
 	chartStats *widget.Label
 	tabs       *container.AppTabs
 	warning    *widget.Label // shown while the engine cannot be reached
+	config     *configBar
 	content    fyne.CanvasObject
 }
 
@@ -149,7 +150,8 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.warning.Importance = widget.DangerImportance
 	m.warning.Wrapping = fyne.TextWrapWord
 	m.warning.Hide()
-	m.content = container.NewBorder(m.warning, nil, nil, nil, split)
+	m.config = newConfigBar(c)
+	m.content = container.NewBorder(container.NewVBox(m.warning, m.config.banner), container.NewVBox(widget.NewSeparator(), m.config.footer), nil, nil, split)
 	m.showDetails(nil)
 	return m
 }
