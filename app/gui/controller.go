@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/color"
 	"net/url"
 	"slices"
 	"strings"
@@ -11,8 +12,11 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
 	"mcptray/assets"
@@ -42,6 +46,12 @@ type controller struct {
 	// checkServer runs a one-off check of a server (the form's Test).
 	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
 	afterTest   func() // runs once a Test result shows (tests)
+
+	// checking holds, during a Check all, each server still to answer with
+	// its probe count before; checkStatus says how it goes.
+	checking    map[string]int
+	checkStatus string
+	lastError   string // the last error dialog's text (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
@@ -118,6 +128,7 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 			desk.SetSystemTrayMenu(menu)
 		}
 	}
+	c.followCheck(snap)
 	if c.main != nil {
 		c.main.Update(snap)
 		c.main.setWarning(warning)
@@ -171,17 +182,25 @@ func (c *controller) trayActions() trayActions {
 func (c *controller) do(what string, fn func() error) {
 	go func() {
 		if err := fn(); err != nil {
-			fyne.Do(func() { c.showError(fmt.Errorf("%s: %w", what, err)) })
+			fyne.Do(func() { c.showError(fmt.Errorf("Could not %s: %w", what, err)) })
 		}
 	}()
 }
 
+// showError shows a failure as written: Fyne's error dialog would
+// capitalise its first letter, and it often starts with a server's name.
 func (c *controller) showError(err error) {
 	if c.win != nil && c.win.Content() != nil {
-		dialog.ShowError(err, c.win)
+		msg := widget.NewLabel(err.Error())
+		msg.Wrapping = fyne.TextWrapWord
+		width := canvas.NewRectangle(color.Transparent)
+		width.SetMinSize(fyne.NewSize(460, 0)) // the width the text wraps at
+		d := dialog.NewCustom("mcptray could not do that", "Close", container.NewVBox(width, msg), c.win)
+		d.Show()
+		c.lastError = err.Error()
 		return
 	}
-	c.app.SendNotification(fyne.NewNotification("mcptray", err.Error()))
+	c.app.SendNotification(fyne.NewNotification("mcptray", sentence(err.Error())))
 }
 
 func (c *controller) restart(name string) {
@@ -196,8 +215,55 @@ func (c *controller) startStop(name string, start bool) {
 	}
 }
 
+// checkAll probes every running server now and says, under the list, how
+// far it got and then how it went.
 func (c *controller) checkAll() {
-	c.do("check", func() error { return c.eng.CheckNow("") })
+	c.checking = map[string]int{}
+	for i := range c.snap.Servers {
+		if s := &c.snap.Servers[i]; s.State.Alive() {
+			c.checking[s.Name] = s.Probes.Count + s.Probes.ConsecutiveFailures
+		}
+	}
+	if len(c.checking) == 0 {
+		c.checking = nil
+		c.setCheckStatus("Nothing is running to check.")
+		return
+	}
+	c.setCheckStatus(fmt.Sprintf("Checking %s…", app.Plural(len(c.checking), "server")))
+	go func() {
+		if err := c.eng.CheckNow(""); err != nil {
+			fyne.Do(func() {
+				c.checking = nil
+				c.setCheckStatus("Check all failed: " + err.Error())
+			})
+		}
+	}()
+}
+
+// followCheck notes the servers a Check all is waiting for that have
+// answered (or stopped running), and says when every one has.
+func (c *controller) followCheck(snap supervisor.Snapshot) {
+	if c.checking == nil {
+		return
+	}
+	for name, before := range c.checking {
+		s := snap.Server(name)
+		if s == nil || !s.State.Alive() || s.Probes.Count+s.Probes.ConsecutiveFailures > before {
+			delete(c.checking, name)
+		}
+	}
+	if len(c.checking) > 0 {
+		return
+	}
+	c.checking = nil
+	c.setCheckStatus("Checked at " + c.now().Local().Format("15:04:05") + ": " + countSummary(snap) + ".")
+}
+
+func (c *controller) setCheckStatus(text string) {
+	c.checkStatus = text
+	if c.main != nil {
+		c.main.setCheckStatus(text, c.checking != nil)
+	}
 }
 
 // reloadConfig reads servers.toml again and applies the difference.
@@ -229,6 +295,7 @@ func (c *controller) openMain() {
 		c.win.SetIcon(assets.AppIcon)
 		c.main = newMainWindow(c, c.win)
 		c.main.config.Set(c.configErr)
+		c.main.setCheckStatus(c.checkStatus, c.checking != nil)
 		c.win.SetContent(c.main.content)
 		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))

@@ -138,6 +138,6 @@ func (n *notifier) Observe(prev, next supervisor.Snapshot) {
 		if n.sent = append(n.sent, ev); len(n.sent) > 50 {
 			n.sent = n.sent[1:]
 		}
-		n.app.SendNotification(fyne.NewNotification(ev.title, ev.body))
+		n.app.SendNotification(fyne.NewNotification(ev.title, sentence(ev.body)))
 	}
 }

@@ -59,6 +59,8 @@ type mainWindow struct {
 	chartStats *widget.Label
 	tabs       *container.AppTabs
 	warning    *widget.Label // shown while the engine cannot be reached
+	checkBtn   *widget.Button
+	checkLine  *widget.Label // how the last Check all went
 	config     *configBar
 	content    fyne.CanvasObject
 }
@@ -101,7 +103,6 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.instructions.Selectable = true
 	m.caps = widget.NewLabel("")
 	m.caps.Wrapping = fyne.TextWrapWord
-	m.caps.TextStyle.Monospace = true
 	overview := container.NewVScroll(container.NewVBox(
 		m.diagCard,
 		m.overview,
@@ -137,13 +138,16 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 
 	// One row of plain buttons, so the list keeps the height.
 	addBtn := widget.NewButton("Add…", func() { m.c.editServer("", false) })
-	checkBtn := widget.NewButton("Check all", m.c.checkAll)
+	m.checkBtn = widget.NewButton("Check all", m.c.checkAll)
+	m.checkLine = widget.NewLabel("")
+	m.checkLine.Wrapping = fyne.TextWrapWord
+	m.checkLine.Hide()
 	importBtn := widget.NewButton("Import…", m.c.showImport)
 	exportBtn := widget.NewButton("Export…", func() { m.c.showExport("") })
 	notify := widget.NewCheck("Desktop notifications", c.notify.SetEnabled)
 	notify.SetChecked(c.notify.Enabled())
-	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(4, addBtn, importBtn, exportBtn, checkBtn), widget.NewSeparator()),
-		container.NewVBox(widget.NewSeparator(), notify), nil, nil, m.servers.content)
+	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(4, addBtn, importBtn, exportBtn, m.checkBtn), widget.NewSeparator()),
+		container.NewVBox(m.checkLine, widget.NewSeparator(), notify), nil, nil, m.servers.content)
 	split := container.NewHSplit(left, container.NewStack(m.details, m.bulk.content, m.empty.content))
 	split.Offset = 0.3
 	m.warning = widget.NewLabel("")
@@ -199,6 +203,12 @@ func (m *mainWindow) showSelection() {
 		m.showDetails(m.snap.Server(m.selected))
 		show(m.details)
 	}
+}
+
+// setCheckStatus shows how a Check all goes; the button waits while it runs.
+func (m *mainWindow) setCheckStatus(text string, running bool) {
+	showText(m.checkLine, text)
+	setEnabled(m.checkBtn, !running)
 }
 
 // setWarning shows (or, with "", hides) a line above everything.
@@ -288,7 +298,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 			proto += " (" + r.EraSource + ")"
 		}
 		set("Protocol", proto)
-		m.caps.SetText(prettyJSON(r.Capabilities))
+		m.caps.SetText(capabilityList(r.Capabilities))
 		m.instructions.SetText(orDash(r.Instructions))
 	} else {
 		set("Server", "")
@@ -301,11 +311,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		transport += " · " + s.Server.URL
 	}
 	set("Transport", transport)
-	cmd := s.Command
-	if s.Server != nil && s.Server.Command != "" && len(s.Server.Args) > 0 {
-		cmd += "  " + clients.ShellJoin(s.Server.Args)
-	}
-	set("Command", cmd)
+	set("Command", commandWords(s))
 	proc := ""
 	if s.PID > 0 {
 		proc = fmt.Sprintf("pid %d, up %s", s.PID, app.RoundDur(s.Uptime(now)))
@@ -378,4 +384,20 @@ func (m *mainWindow) setCatalogs(r *healthcheck.Report) {
 	m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
 	m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
 	m.tabs.Refresh()
+}
+
+// commandWords is the Command row: the command as configured with its
+// arguments, and the program it resolved to only when that says more.
+func commandWords(s *supervisor.ServerState) string {
+	if s.Server == nil || s.Server.Command == "" {
+		return s.Command
+	}
+	cmd := s.Server.Command
+	if len(s.Server.Args) > 0 {
+		cmd += "  " + clients.ShellJoin(s.Server.Args)
+	}
+	if s.Command != "" && s.Command != s.Server.Command {
+		cmd += "\n(runs " + s.Command + ")"
+	}
+	return cmd
 }
