@@ -97,6 +97,7 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 			}
 			fyne.Do(func() {
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
+					c.main.log.followScroll()
 					go c.main.log.poll()
 				}
 			})

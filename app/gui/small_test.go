@@ -3,6 +3,7 @@ package gui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,5 +73,64 @@ func TestErrorKeepsTheServerName(t *testing.T) {
 	c.showError(errors.New("github-mcp: no such server"))
 	if !strings.Contains(overlayText(c.win), "github-mcp: no such server") {
 		t.Errorf("dialog: %q", overlayText(c.win))
+	}
+}
+
+// The log wraps long lines, stops following when scrolled up and resumes
+// at the bottom, starts unfiltered for each server, and asks what to save
+// while filtered.
+func TestLogViewFollowsWrapsAndAsks(t *testing.T) {
+	eng := newFakeEngine(sampleSnapshot())
+	for i := 1; i <= 200; i++ {
+		text := fmt.Sprintf("line %d", i)
+		if i == 200 {
+			text = strings.Repeat("a very long line ", 40)
+		}
+		eng.logs["demo"] = append(eng.logs["demo"], supervisor.LogLine{Seq: uint64(i), Time: t0, Text: text})
+	}
+	c := newTestController(t, eng, "")
+	c.apply(eng.Snapshot())
+	c.main.selectServer("demo")
+	c.main.showTab("Log")
+	lv := c.main.log
+	lv.poll()
+	if !lv.tall[199] || len(lv.tall) != 1 {
+		t.Errorf("wrapped rows: %v", lv.tall)
+	}
+	if !lv.follow {
+		t.Fatal("not following at first")
+	}
+	lv.followScroll()
+	if !lv.follow {
+		t.Error("at the bottom, following stopped")
+	}
+	lv.list.ScrollToTop()
+	lv.followScroll()
+	if lv.follow || lv.followCh.Checked {
+		t.Error("scrolled up, still following")
+	}
+	eng.logs["demo"] = append(eng.logs["demo"], supervisor.LogLine{Seq: 201, Time: t0, Text: "new"})
+	lv.poll()
+	if lv.list.GetScrollOffset() != 0 {
+		t.Errorf("a new line moved the view to %v", lv.list.GetScrollOffset())
+	}
+	lv.list.ScrollToBottom()
+	lv.followScroll()
+	if !lv.follow {
+		t.Error("back at the bottom, not following again")
+	}
+
+	test.Type(lv.search, "line 1")
+	if !strings.Contains(lv.status.Text, `of 201 lines hold "line 1"`) {
+		t.Errorf("status %q", lv.status.Text)
+	}
+	lv.save()
+	if lv.asked == nil || !strings.Contains(overlayText(c.win), "Which should the file hold?") {
+		t.Errorf("Save did not ask: %q", overlayText(c.win))
+	}
+	lv.asked.Hide()
+	c.main.selectServer("github")
+	if lv.search.Text != "" || lv.filter != "" {
+		t.Errorf("the filter stays for another server: %q", lv.search.Text)
 	}
 }
