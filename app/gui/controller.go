@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"image/color"
 	"net/url"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -300,14 +302,31 @@ func (c *controller) openMain() {
 		c.win.SetContent(c.main.content)
 		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))
-		// Closing hides: mcptray lives in the tray.
+		// mcptray lives in the tray: closing the window ends it and gives
+		// back what it held (its widgets, textures, the log it showed);
+		// opening it again builds it anew.
 		if _, ok := c.app.(desktop.App); ok {
-			c.win.SetCloseIntercept(c.win.Hide)
+			c.win.SetCloseIntercept(c.closeMain)
 		}
 		c.main.Update(c.snap)
 	}
 	c.win.Show()
 	c.win.RequestFocus()
+}
+
+// closeMain closes the main window and releases it (UI thread).
+func (c *controller) closeMain() {
+	if c.win == nil {
+		return
+	}
+	w := c.win
+	c.win, c.main, c.form = nil, nil, nil
+	w.Close()
+	go func() {
+		runtime.GC()
+		debug.FreeOSMemory()
+		trimHeap()
+	}()
 }
 
 // openServer opens the main window on a server's tab.
