@@ -74,7 +74,7 @@ var (
 // installKeys puts the window's keyboard handling in place.
 func (m *mainWindow) installKeys() {
 	cv := m.win.Canvas()
-	for _, s := range []*desktop.CustomShortcut{shortcutFind, shortcutRestart, shortcutSelectAll} {
+	for _, s := range []fyne.Shortcut{shortcutFind, shortcutRestart, shortcutSelectAll, &fyne.ShortcutSelectAll{}} {
 		cv.AddShortcut(s, func(sc fyne.Shortcut) { m.shortcut(sc) })
 	}
 	cv.SetOnTypedKey(m.typedKey)
@@ -92,7 +92,8 @@ func (m *mainWindow) shortcut(sc fyne.Shortcut) bool {
 		for _, n := range m.servers.Selected() {
 			m.c.restart(n)
 		}
-	case shortcutSelectAll.ShortcutName():
+	case shortcutSelectAll.ShortcutName(), (&fyne.ShortcutSelectAll{}).ShortcutName():
+		// The desktop driver turns Ctrl+A into Fyne's own select-all.
 		if m.win.Canvas().Focused() == m.servers.search {
 			return false // the field's own select-all
 		}

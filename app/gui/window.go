@@ -396,8 +396,8 @@ func commandWords(s *supervisor.ServerState) string {
 	if len(s.Server.Args) > 0 {
 		cmd += "  " + clients.ShellJoin(s.Server.Args)
 	}
-	if s.Command != "" && s.Command != s.Server.Command {
-		cmd += "\n(runs " + s.Command + ")"
+	if p := s.ResolvedPath; p != "" && p != s.Server.Command {
+		cmd += "\n(runs " + p + ")"
 	}
 	return cmd
 }
