@@ -1,27 +1,30 @@
 # mcptray: `make run` starts the app, `make test` runs every check.
-# Both install what is missing first (Debian packages, npm test servers).
+# Both install what is missing first (Debian packages, npm test servers, AI clients).
 
 SHELL      := /bin/bash
 GO         ?= go
 BIN        := bin/mcptray
-GUIBIN     := bin/mcptray-gui
+HEADLESS_BIN := bin/mcptray-headless
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -X mcptray/app.Version=$(VERSION)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
+export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
+export MCPTRAY_TEST_CLIENTS := $(CURDIR)/.testclients/node_modules
 
-.PHONY: run build test lint bench fuzz package deps-build deps-test deps-npm clean
+.PHONY: run build test test-clients cross lint bench fuzz package deps-build deps-test deps-npm deps-tools deps-clients clean
 
 run: deps-build build
 	./$(BIN)
 
-# Two binaries: mcptray (command line, daemon, demo server; pure Go, starts in
-# a millisecond, needs no GUI libraries) and mcptray-gui (the desktop app,
-# Fyne and cgo), which `mcptray` with no command starts.
+# One entry point (main.go), two builds: bin/mcptray, the desktop app (Fyne
+# and cgo; with no command it opens the tray) with every command, and
+# bin/mcptray-headless (-tags nogui: pure Go, starts in a millisecond, needs
+# no GUI libraries) for servers and containers.
 build: deps-build
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
-	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(GUIBIN) ./cmd/mcptray-gui
+	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -tags nogui -ldflags "$(LDFLAGS)" -o $(HEADLESS_BIN) .
 
-test: deps-test deps-npm
+test: deps-test deps-npm deps-tools deps-clients
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@echo "== go vet"; $(GO) vet ./...
@@ -30,13 +33,35 @@ test: deps-test deps-npm
 	@# StatusNotifierItem): run the tests inside both (installed by deps-test).
 	$(eval HEADLESS := $(shell command -v xvfb-run >/dev/null && command -v dbus-run-session >/dev/null && echo 'xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --'))
 	CGO_ENABLED=1 $(HEADLESS) $(GO) test -race -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory cross
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
+
+# Only the tests that drive the real AI clients (Claude Code, Gemini CLI,
+# Codex from npm, pinned in testdata/clients/package.json).
+test-clients: deps-npm deps-clients
+	$(GO) test -race -count=1 -timeout 15m -v ./registry/clients/realclients/
+
+# Windows and macOS on every change, from here: both Windows binaries
+# cross-built (the desktop app with mingw-w64's gcc for cgo, the headless one
+# in pure Go), every package vetted for Windows, tests included (vet
+# type-checks them: a test that does not compile for Windows fails), and for
+# macOS every package that builds without cgo (app/gui and the desktop build
+# need the macOS SDK; see packaging/README.md).
+WINCC      ?= x86_64-w64-mingw32-gcc
+cross:
+	@echo "== cross: windows"
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(WINCC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/windows/mcptray.exe .
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -tags nogui -ldflags "$(LDFLAGS)" -o bin/windows/mcptray-headless.exe .
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(WINCC) $(GO) vet ./...
+	@echo "== cross: darwin (no cgo)"
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet -tags nogui $$(GOOS=darwin $(GO) list -e -tags nogui ./... 2>/dev/null | grep -v '^mcptray/app/gui$$')
 
 FUZZTIME ?= 30s
 fuzz:
 	@echo "== fuzz ($(FUZZTIME) each)"
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry/clients -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./healthcheck -run '^$$' -fuzz '^FuzzWireLines$$' -fuzztime $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
@@ -50,10 +75,12 @@ FYNE       := $(GO) run fyne.io/tools/cmd/fyne@v1.7.4
 PKG_OS     ?= $(shell $(GO) env GOOS)
 package: deps-build
 	@# fyne package bumps Build in FyneApp.toml: keep the file as it was.
-	@cp cmd/mcptray-gui/FyneApp.toml bin/.FyneApp.toml 2>/dev/null || { mkdir -p bin && cp cmd/mcptray-gui/FyneApp.toml bin/.FyneApp.toml; }
-	$(FYNE) package --os $(PKG_OS) --release --src ./cmd/mcptray-gui --name mcptray \
-	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' cmd/mcptray-gui/FyneApp.toml); \
-	  rc=$$?; cp bin/.FyneApp.toml cmd/mcptray-gui/FyneApp.toml; exit $$rc
+	@mkdir -p bin && cp FyneApp.toml bin/.FyneApp.toml
+	GOFLAGS="-ldflags=-X=mcptray/app.Version=$(VERSION)" $(FYNE) package --os $(PKG_OS) --release --name mcptray \
+	  --app-version $(shell sed -n 's/^Version *= *"\(.*\)"/\1/p' FyneApp.toml); \
+	  rc=$$?; cp bin/.FyneApp.toml FyneApp.toml; exit $$rc
+	@# macOS: a menu-bar app without a Dock icon (LSUIElement), macOS 11+.
+	@if [ "$(PKG_OS)" = darwin ]; then $(GO) run ./packaging/plistmerge mcptray.app/Contents/Info.plist packaging/Info.plist.fragment; fi
 	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
 # Ratios against baselines measured in the same run (see packaging/bench).
@@ -71,5 +98,11 @@ deps-test:
 deps-npm:
 	@./packaging/ensure-deps.sh npm
 
+deps-tools:
+	@./packaging/ensure-deps.sh tools
+
+deps-clients:
+	@./packaging/ensure-deps.sh clients
+
 clean:
-	rm -rf bin .testservers mcptray.tar.xz mcptray.app mcptray.exe
+	rm -rf bin .testservers .testtools .testclients mcptray.tar.xz mcptray.app mcptray.exe

@@ -1,5 +1,9 @@
 // Command mcptray runs and checks the MCP servers configured on this machine:
 // a tray app, a command line and a background service over one engine.
+//
+// The default build links the desktop app (Fyne, cgo) and starts it when run
+// with no command. `go build -tags nogui` builds the headless binary: the
+// same commands, pure Go, no GUI libraries, for servers and containers.
 package main
 
 import (
@@ -9,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(app.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin}))
+	os.Exit(app.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Desktop: desktop}))
 }

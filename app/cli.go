@@ -1,6 +1,7 @@
-// Package app is what a person touches: the command-line commands and the
-// desktop GUI (tray menu and windows) over the supervisor's engine. Only app
-// and assets import Fyne.
+// Package app is what a person touches: the command-line commands over the
+// supervisor's engine; app/gui is the desktop GUI (tray menu and windows).
+// Only app/gui and assets import Fyne: app itself stays pure Go, so the
+// headless build (-tags nogui) needs no GUI libraries.
 package app
 
 import (
@@ -30,6 +31,9 @@ type Env struct {
 	Exe string
 	// Getenv reads mcptray's environment.
 	LookupEnv func(string) (string, bool)
+	// Desktop runs the desktop app (`mcptray`, `mcptray gui`); nil in the
+	// headless build.
+	Desktop DesktopFunc
 }
 
 // command is one subcommand. Subcommands with children (config ...) set
@@ -42,6 +46,9 @@ type command struct {
 	flags    func(fs *flag.FlagSet) func(ctx context.Context, env *Env, args []string) error
 	children []*command
 	hidden   bool
+	// command: the arguments after "--" are a command line of their own,
+	// handed to run after a "--" (names -- command args).
+	command bool
 }
 
 var commands []*command
@@ -75,8 +82,14 @@ func Main(args []string, env *Env) int {
 }
 
 func run(ctx context.Context, args []string, env *Env) int {
+	global, args, err := globalFlags(args)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n\n", err)
+		printUsage(env.Stderr, nil, commands)
+		return 2
+	}
 	if len(args) == 0 {
-		return launchGUI(env, nil)
+		return launchDesktop(env, global)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -88,10 +101,34 @@ func run(ctx context.Context, args []string, env *Env) int {
 	case "-v", "--version":
 		args = []string{"version"}
 	}
-	return dispatch(ctx, nil, commands, args, env)
+	return dispatch(ctx, nil, commands, args, env, global)
 }
 
-func dispatch(ctx context.Context, parents []string, list []*command, args []string, env *Env) int {
+// globalFlags takes the flags given before the command ("mcptray --config
+// FILE check"): only --config, which then goes to the command as if given
+// after it. It returns them as command-line arguments and the rest.
+func globalFlags(args []string) (global, rest []string, err error) {
+	for len(args) > 0 {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		if !strings.HasPrefix(args[0], "-") || name != "config" {
+			break
+		}
+		if !hasValue {
+			if len(args) < 2 || args[1] == "" {
+				return nil, nil, errors.New("--config needs a file: mcptray --config FILE [command]")
+			}
+			value, args = args[1], args[1:]
+		}
+		if value == "" {
+			return nil, nil, errors.New("--config needs a file: mcptray --config FILE [command]")
+		}
+		global = append(global, "--config", value)
+		args = args[1:]
+	}
+	return global, args, nil
+}
+
+func dispatch(ctx context.Context, parents []string, list []*command, args []string, env *Env, global []string) int {
 	var c *command
 	for _, cand := range list {
 		if cand.name == args[0] {
@@ -115,7 +152,7 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 			printUsage(w, path, c.children)
 			return code
 		}
-		return dispatch(ctx, path, c.children, args[1:], env)
+		return dispatch(ctx, path, c.children, args[1:], env, global)
 	}
 	fs := flag.NewFlagSet("mcptray "+strings.Join(path, " "), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -141,7 +178,15 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 			fs.SetOutput(io.Discard)
 		}
 	}
-	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+	for i := 0; i < len(global); i += 2 {
+		if fs.Lookup(strings.TrimLeft(global[i], "-")) == nil {
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s given before the command, but this command has no such flag\n\n", strings.Join(path, " "), global[i])
+			printHelp(env.Stderr)
+			return 2
+		}
+	}
+	// Global flags come first, so the command's own (later) win.
+	if err := fs.Parse(interleave(fs, append(slices.Clone(global), args[1:]...), c.command)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printHelp(env.Stdout)
 			return 0
@@ -163,7 +208,7 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 		printHelp(env.Stderr)
 		return 2
 	default:
-		fmt.Fprintf(env.Stderr, "mcptray %s: %v\n", strings.Join(path, " "), err)
+		fmt.Fprintf(env.Stderr, "mcptray %s: %s\n", strings.Join(path, " "), Visible(err.Error()))
 		var ce configError
 		if errors.As(err, &ce) {
 			return 2
@@ -173,12 +218,16 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 }
 
 // interleave lets flags follow positional arguments ("check demo --json"),
-// which the flag package alone stops at. "--" ends flag parsing.
-func interleave(fs *flag.FlagSet, args []string) []string {
+// which the flag package alone stops at. "--" ends flag parsing; with
+// keepDash it stays among the positional arguments, before what follows it.
+func interleave(fs *flag.FlagSet, args []string, keepDash bool) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			if keepDash {
+				pos = append(pos, a)
+			}
 			pos = append(pos, args[i+1:]...)
 			break
 		}
@@ -207,8 +256,10 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 func printUsage(w io.Writer, parents []string, list []*command) {
 	if len(parents) == 0 {
 		fmt.Fprintf(w, "mcptray %s: run and check MCP servers on this machine.\n\n", Version)
-		fmt.Fprintln(w, "Usage: mcptray [command] [flags]")
-		fmt.Fprintln(w, "With no command, mcptray starts the desktop app.")
+		fmt.Fprintln(w, "Usage: mcptray [--config FILE] [command] [flags]")
+		fmt.Fprintln(w, "With no command, mcptray starts the desktop app (the headless build has none).")
+		fmt.Fprintln(w, "--config before the command is the command's own --config (or the desktop")
+		fmt.Fprintln(w, "app's, with no command).")
 	} else {
 		fmt.Fprintf(w, "Usage: mcptray %s <command> [flags]\n", strings.Join(parents, " "))
 	}

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +20,8 @@ import (
 func init() {
 	register(&command{
 		name:    "check",
-		args:    "[NAME...]",
+		args:    "[NAME... | URL | -- COMMAND [ARGS...]]",
+		command: true,
 		summary: "start, handshake, discover and probe servers once; report what works and why not",
 		help: `Runs the selected servers (default: every enabled one) through the same
 engine as the desktop app, all at once: spawn or connect, protocol era and
@@ -27,8 +31,16 @@ probe. Prints the result, stops everything it started, and exits:
   1  at least one is not (degraded, failed, or still starting at --timeout)
   2  usage or config errors
 
+A server need not be in the config: "mcptray check URL" checks a remote
+one (Streamable HTTP, falling back to the old HTTP+SSE transport as a
+configured url does), with --header 'Name: value' for each header it needs;
+"mcptray check [flags] -- COMMAND [ARGS...]" checks a local one, with
+--env NAME=value for each variable to add to its environment. Both flags
+repeat; values may be ${env:VAR} references. The [settings] of --config
+apply when it is given.
+
 --json prints an array with one object per server: name, transport, status,
-era, protocolVersion, serverInfo, capabilities, instructions, tools,
+era, eraSource, protocolVersion, serverInfo, capabilities, instructions, tools,
 resources, resourceTemplates, prompts, latencyMs {connect, probe},
 diagnostics [{code, message, evidence, fix}] and stderrTail. Env and header
 values never appear in the output.`,
@@ -36,17 +48,35 @@ values never appear in the output.`,
 			cfgPath := configFlag(fs)
 			asJSON := fs.Bool("json", false, "print the results as a JSON array")
 			timeout := fs.Duration("timeout", 30*time.Second, "give up on servers not settled after this long")
+			var headers, envs repeated
+			fs.Var(&headers, "header", "with a URL: an HTTP header to send, 'Name: value' (repeatable)")
+			fs.Var(&envs, "env", "with -- COMMAND: an environment variable to set, NAME=value (repeatable)")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if *timeout <= 0 {
 					return usagef("--timeout must be positive")
 				}
-				cfg, err := LoadConfig(env, *cfgPath, *asJSON)
+				adhoc, err := adhocServer(args, headers, envs)
 				if err != nil {
 					return err
 				}
-				servers, err := checkSelection(cfg, args)
-				if err != nil {
-					return err
+				var cfg *registry.Config
+				var servers []*registry.Server
+				switch {
+				case adhoc == nil:
+					if cfg, err = LoadConfig(env, *cfgPath, *asJSON); err != nil {
+						return err
+					}
+					if servers, err = checkSelection(cfg, args); err != nil {
+						return err
+					}
+				case *cfgPath != "":
+					// Only the [settings] matter; the servers are not checked.
+					if cfg, err = LoadConfig(env, *cfgPath, true); err != nil {
+						return err
+					}
+					servers = []*registry.Server{adhoc}
+				default:
+					cfg, servers = &registry.Config{}, []*registry.Server{adhoc}
 				}
 				results := runCheck(ctx, cfg, servers, *timeout)
 				if *asJSON {
@@ -68,6 +98,112 @@ values never appear in the output.`,
 			}
 		},
 	})
+}
+
+// repeated is a flag given any number of times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ", ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// adhocServer is the server that check's arguments describe when they are
+// not names from the config: a URL, or "--" and a command. It is nil for
+// names (or none), which --header and --env do not go with.
+func adhocServer(args []string, headers, envs []string) (*registry.Server, error) {
+	dash := slices.Index(args, "--")
+	var srv *registry.Server
+	switch {
+	case dash >= 0:
+		if dash > 0 {
+			return nil, usagef("give server names or -- COMMAND, not both (%s before --)", strings.Join(args[:dash], " "))
+		}
+		argv := args[dash+1:]
+		if len(argv) == 0 || argv[0] == "" {
+			return nil, usagef("-- must be followed by the server's command")
+		}
+		srv = &registry.Server{Name: filepath.Base(argv[0]), Command: argv[0], Args: argv[1:], Autostart: true}
+	case len(args) > 0 && strings.Contains(args[0], "://"):
+		if len(args) > 1 {
+			return nil, usagef("check one URL at a time (also given: %s)", strings.Join(args[1:], " "))
+		}
+		u, err := url.Parse(args[0])
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usagef("%q is not an http:// or https:// URL", args[0])
+		}
+		srv = &registry.Server{Name: u.Host, URL: args[0], Autostart: true}
+	}
+	switch {
+	case srv == nil && len(headers) > 0:
+		return nil, usagef("--header goes with a URL (mcptray check --header 'Name: value' URL)")
+	case srv == nil && len(envs) > 0:
+		return nil, usagef("--env goes with a command (mcptray check --env NAME=value -- COMMAND)")
+	case srv == nil:
+		return nil, nil
+	case srv.IsRemote() && len(envs) > 0:
+		return nil, usagef("--env goes with a command, not a URL: a remote server's environment is not mcptray's to set")
+	case !srv.IsRemote() && len(headers) > 0:
+		return nil, usagef("--header goes with a URL, not a command: a stdio server gets no HTTP headers")
+	}
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch {
+		case !ok:
+			// The text may be the secret itself: say only how it is wrong.
+			return nil, usagef("--header wants 'Name: value'; one of them has no ':'")
+		case !validHeaderName(name):
+			return nil, usagef("--header %q: a header name is letters, digits and !#$%%&'*+-.^_`|~, with no spaces", name)
+		case strings.ContainsAny(value, "\r\n\x00"):
+			return nil, usagef("--header %s: the value holds a line break or NUL", name)
+		}
+		if srv.Headers == nil {
+			srv.Headers = map[string]string{}
+		}
+		if _, dup := srv.Headers[name]; dup {
+			return nil, usagef("--header %s is given twice", name)
+		}
+		srv.Headers[name] = value
+	}
+	for _, e := range envs {
+		name, value, ok := strings.Cut(e, "=")
+		switch {
+		case !ok:
+			return nil, usagef("--env %q wants NAME=value", name)
+		case !validEnvName(name):
+			return nil, usagef("--env %q: a variable name is letters, digits and _, not starting with a digit", name)
+		}
+		if srv.Env == nil {
+			srv.Env = map[string]string{}
+		}
+		srv.Env[name] = value
+	}
+	return srv, nil
+}
+
+// validHeaderName reports an HTTP field name (RFC 9110 token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// validEnvName reports a name a shell would accept for a variable.
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkSelection is the named servers, or every enabled one. A named server
@@ -126,9 +262,14 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 	// The handshake gives up a little before the check does, so a silent
 	// server gets the health check's own diagnosis (nothing written, or
 	// non-JSON) rather than a bare "gave up".
-	if limit := timeout - min(timeout/10, 2*time.Second); opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
+	// The same margin bounds every probe: an unanswered probe is then a
+	// probe-timeout the check reports, not a server "still ready" when the
+	// check gave up.
+	limit := timeout - min(timeout/10, 2*time.Second)
+	if opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
 		opts.StartupTimeout = limit
 	}
+	opts.Deadline = time.Now().Add(limit)
 	sup := supervisor.New(servers, opts)
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -191,7 +332,7 @@ func settled(st *supervisor.ServerState) bool {
 	switch st.State {
 	case supervisor.StateReady, supervisor.StateDegraded:
 		return st.Probes.Count > 0 || st.Probes.ConsecutiveFailures > 0
-	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy:
+	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy, supervisor.StateSignIn:
 		return true
 	case supervisor.StateBackoff:
 		// A failed start: its diagnosis is the outcome.
@@ -202,8 +343,18 @@ func settled(st *supervisor.ServerState) bool {
 	return false
 }
 
-// timedOut is a server still starting when the check gave up.
+// timedOut is a server not settled when the check gave up.
 func timedOut(st supervisor.ServerState, timeout time.Duration) supervisor.ServerState {
+	if st.State == supervisor.StateReady || st.State == supervisor.StateDegraded {
+		// Connected, but its probe had no answer: not ready.
+		st.State = supervisor.StateUnhealthy
+		st.Diagnosis = &healthcheck.Diagnosis{
+			Code:    healthcheck.CodeProbeTimeout,
+			Message: fmt.Sprintf("%s answered the handshake, but its liveness probe had no answer when the check gave up after %s.", st.Name, timeout),
+			Fix:     "Run the check again with a longer --timeout, or look at the server's stderr below.",
+		}
+		return st
+	}
 	if st.Diagnosis == nil {
 		st.Diagnosis = &healthcheck.Diagnosis{
 			Code:    healthcheck.CodeHandshakeTimeout,
@@ -216,7 +367,7 @@ func timedOut(st supervisor.ServerState, timeout time.Duration) supervisor.Serve
 
 func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tLATENCY\tDIAGNOSIS")
+	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tCONNECT/PROBE\tDIAGNOSIS")
 	var details []string
 	for i := range results {
 		st := &results[i]
@@ -227,7 +378,7 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 			counts = fmt.Sprintf("%d/%d/%d", len(r.Tools), len(r.Resources)+len(r.ResourceTemplates), len(r.Prompts))
 			latency = FormatLatency(r.ConnectLatency)
 		}
-		if st.Probes.Count > 0 {
+		if st.Probes.Count > 0 && st.Probes.Last > 0 {
 			latency += " / " + FormatLatency(st.Probes.Last)
 		}
 		rep := newServerReport(st, false, time.Time{})
@@ -235,9 +386,12 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 		if len(rep.Diagnostics) > 0 {
 			d := rep.Diagnostics[0]
 			diag = string(d.Code)
+			if st.Level == supervisor.LevelWarn && rep.Status == "ready" {
+				diag = "warning: " + diag
+			}
 			details = append(details, checkDetail(st.Name, rep))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, rep.Status, proto, server, counts, latency, diag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", VisibleCell(st.Name), rep.Status, VisibleCell(proto), VisibleCell(server), counts, latency, VisibleCell(diag))
 	}
 	tw.Flush()
 	if len(details) > 0 {
@@ -246,16 +400,17 @@ func printCheckTable(w io.Writer, results []supervisor.ServerState) {
 	}
 }
 
-// checkDetail explains a server's diagnoses under the table.
+// checkDetail explains a server's diagnoses under the table. What the
+// server said is shown with its control characters made visible.
 func checkDetail(name string, rep serverReport) string {
 	var b strings.Builder
 	for _, d := range rep.Diagnostics {
-		fmt.Fprintf(&b, "%s: %s: %s\n", name, d.Code, d.Message)
+		fmt.Fprintf(&b, "%s: %s: %s\n", VisibleLine(name), VisibleLine(string(d.Code)), Visible(d.Message))
 		for _, e := range d.Evidence {
-			fmt.Fprintf(&b, "    %s\n", e)
+			fmt.Fprintf(&b, "    %s\n", VisibleLine(e))
 		}
 		if d.Fix != "" {
-			fmt.Fprintf(&b, "    fix: %s\n", d.Fix)
+			fmt.Fprintf(&b, "    fix: %s\n", Visible(d.Fix))
 		}
 	}
 	if rep.Status != "ready" && len(rep.StderrTail) > 0 {
@@ -265,7 +420,7 @@ func checkDetail(name string, rep serverReport) string {
 			tail = tail[len(tail)-5:]
 		}
 		for _, l := range tail {
-			fmt.Fprintf(&b, "      %s\n", l)
+			fmt.Fprintf(&b, "      %s\n", VisibleLine(l))
 		}
 	}
 	return b.String()

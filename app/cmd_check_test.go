@@ -37,7 +37,7 @@ func mcptrayBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "mcptray")
-		out, err := exec.Command("go", "build", "-o", binPath, "mcptray").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", "nogui", "-o", binPath, "mcptray").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -97,6 +97,10 @@ args = ["-c", "echo 'Welcome to banner server 1.0'; exec %[1]s serve-demo"]
 command = "sh"
 args = ["-c", "exec sleep 3600", %[3]q]
 
+[servers.eofexit]
+command = "sh"
+args = ["-c", "cat > /dev/null", %[3]q]
+
 [servers.missing]
 command = "no-such-mcp-server-xyz"
 
@@ -124,7 +128,7 @@ disabled = true
 		got[r.Name] = r
 		order = append(order, r.Name)
 	}
-	if strings.Join(order, ",") != "demo,everything,banner,silent,missing" {
+	if strings.Join(order, ",") != "demo,everything,banner,silent,eofexit,missing" {
 		t.Errorf("servers checked: %v (the disabled one must be skipped)", order)
 	}
 	want := map[string]struct{ status, code string }{
@@ -132,6 +136,7 @@ disabled = true
 		"everything": {"ready", ""},
 		"banner":     {"ready", "stdout-noise"},
 		"silent":     {"failed", "handshake-timeout"},
+		"eofexit":    {"failed", "handshake-timeout"}, // mcptray closed its stdin: the exit is evidence
 		"missing":    {"failed", "command-not-found"},
 	}
 	for name, w := range want {
@@ -153,6 +158,15 @@ disabled = true
 	}
 	if b := got["banner"]; !strings.Contains(strings.Join(b.Diagnostics[0].Evidence, " "), "Welcome to banner server") {
 		t.Errorf("banner evidence: %+v", b.Diagnostics)
+	}
+	if b := got["banner"]; b.Level != "warn" || len(b.Warnings) != 1 || b.Warnings[0].Code != "stdout-noise" {
+		t.Errorf("banner: level %q warnings %+v, want warn with stdout-noise", b.Level, b.Warnings)
+	}
+	if d := got["demo"]; d.Level != "ok" || len(d.Warnings) != 0 {
+		t.Errorf("demo: level %q warnings %+v", d.Level, d.Warnings)
+	}
+	if e := got["eofexit"]; !strings.Contains(strings.Join(e.Diagnostics[0].Evidence, " "), "then mcptray stopped the process: exited with code 0") {
+		t.Errorf("eofexit: the exit after mcptray closed stdin is not evidence: %+v", e.Diagnostics[0])
 	}
 	if s := got["silent"]; !strings.Contains(s.Diagnostics[0].Message, "wrote nothing") {
 		t.Errorf("silent diagnosis does not say it wrote nothing: %+v", s.Diagnostics[0])
@@ -196,5 +210,51 @@ func TestCheckServer(t *testing.T) {
 	st = CheckServer(context.Background(), nil, &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}, 30*time.Second)
 	if st.State == supervisor.StateReady || st.Diagnosis == nil || st.LastExit == nil || st.LastExit.Code != 3 {
 		t.Errorf("quitter: %s %+v %+v", st.State, st.Diagnosis, st.LastExit)
+	}
+}
+
+// hangPingJS is a legacy MCP server whose ping never answers.
+const hangPingJS = `
+const rl = require('readline').createInterface({input: process.stdin});
+const send = o => process.stdout.write(JSON.stringify(o) + "\n");
+rl.on('line', l => {
+  let m; try { m = JSON.parse(l) } catch { return }
+  if (m.method === 'initialize') send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: '2025-06-18', capabilities: {tools: {}}, serverInfo: {name: 'hang-ping', version: '1.0'}}});
+  else if (m.method === 'tools/list') send({jsonrpc: '2.0', id: m.id, result: {tools: []}});
+  else if (m.method === 'ping') {}
+  else if (m.id !== undefined) send({jsonrpc: '2.0', id: m.id, error: {code: -32601, message: 'method not found'}});
+});
+rl.on('close', () => process.exit(0));
+`
+
+// TestCheckProbeTimeout: a server whose probe never answers is not ready:
+// the probe's deadline fits in the check's time and it says how long it
+// waited.
+func TestCheckProbeTimeout(t *testing.T) {
+	bin := mcptrayBinary(t)
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not on PATH")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hang-ping.js")
+	writeFile(t, script, hangPingJS)
+	cfg := filepath.Join(dir, "servers.toml")
+	writeFile(t, cfg, fmt.Sprintf("[servers.hang]\ncommand = \"node\"\nargs = [%q]\n", script))
+	cmd := exec.Command(bin, "check", "--json", "--timeout", "4s", "--config", cfg)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v (want 1)\n%s", err, out)
+	}
+	var results []serverReport
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	r := results[0]
+	if r.Status == "ready" || len(r.Diagnostics) == 0 || r.Diagnostics[0].Code != "probe-timeout" {
+		t.Fatalf("status %q diagnostics %+v, want not ready with probe-timeout", r.Status, r.Diagnostics)
+	}
+	if msg := r.Diagnostics[0].Message; !strings.Contains(msg, "within") || strings.Contains(msg, "still ready") {
+		t.Errorf("message %q does not say how long it waited", msg)
 	}
 }

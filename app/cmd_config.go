@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,40 +199,12 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		if err != nil {
 			return err
 		}
-		type entry struct {
-			Name        string            `json:"name"`
-			Kind        string            `json:"kind"`
-			Transport   string            `json:"transport"`
-			Command     string            `json:"command,omitempty"`
-			Args        []string          `json:"args,omitempty"`
-			Env         map[string]string `json:"env,omitempty"`
-			Cwd         string            `json:"cwd,omitempty"`
-			URL         string            `json:"url,omitempty"`
-			Headers     map[string]string `json:"headers,omitempty"`
-			Autostart   bool              `json:"autostart"`
-			Restart     string            `json:"restart"`
-			Disabled    bool              `json:"disabled"`
-			Description string            `json:"description,omitempty"`
-			Valid       bool              `json:"valid"`
-			Error       string            `json:"error,omitempty"`
-		}
-		entries := []entry{}
+		entries := []registry.ServerJSON{}
 		for _, s := range cfg.Servers {
-			v := s
 			if !*showSecrets {
-				v = s.Redacted()
+				s = s.Redacted()
 			}
-			e := entry{Name: s.Name, Kind: "stdio", Transport: string(s.Transport()), Command: v.Command, Args: v.Args,
-				Env: v.Env, Cwd: s.Cwd, URL: v.URL, Headers: v.Headers,
-				Autostart: s.Autostart, Restart: string(s.RestartPolicy()), Disabled: s.Disabled,
-				Description: s.Description, Valid: s.Valid()}
-			if s.IsRemote() {
-				e.Kind = "remote"
-			}
-			if s.Invalid != nil {
-				e.Error = s.Invalid.Error()
-			}
-			entries = append(entries, e)
+			entries = append(entries, s.JSON())
 		}
 		if *asJSON {
 			writeJSON(env.Stdout, entries)
@@ -243,8 +216,8 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 		}
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tKIND\tCOMMAND / URL\tSTATUS")
-		for i, e := range entries {
-			target := e.URL + " (" + e.Transport + ")"
+		for _, e := range entries {
+			target := e.URL + " (" + string(e.Transport) + ")"
 			if e.Kind == "stdio" {
 				target = clients.ShellJoin(append([]string{e.Command}, e.Args...))
 			}
@@ -257,7 +230,7 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 			status := "ok"
 			switch {
 			case !e.Valid:
-				status = "invalid: " + cfg.Servers[i].Invalid.Error()
+				status = "invalid: " + e.Error
 			case e.Disabled:
 				status = "disabled"
 			case !e.Autostart:
@@ -286,8 +259,10 @@ func headerList(h map[string]string) string {
 }
 
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Write(escapeJSONControls(b.Bytes()))
 }

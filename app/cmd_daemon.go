@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"mcptray/control"
-	"mcptray/registry"
-	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
 
@@ -70,21 +68,19 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	if err != nil {
 		return nil, err
 	}
-	sup := supervisor.New(cfg.Servers, EngineOptions(cfg))
+	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: EngineOptions(cfg), Logf: logf})
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
-	srv := control.NewServer(sup, &control.ServerOptions{
-		ConfigPath:    cfg.Path,
-		Version:       Version,
-		Socket:        sock,
-		OnChange:      p.print,
-		ExportOptions: func(ctx context.Context) *clients.Options { return ClientOptions(ctx, env) },
-		Logf:          logf,
+	srv := control.NewServer(eng, &control.ServerOptions{
+		Version:  Version,
+		Socket:   sock,
+		OnChange: p.print,
+		Logf:     logf,
 	})
 	return func(ctx context.Context) error {
 		defer ln.Close()
 		logf("%s, pid %d, %d servers from %s, listening on %s", Version, os.Getpid(), len(cfg.Servers), cfg.Path, sock)
 		// Servers about to start need no line of their own.
-		first := sup.Snapshot()
+		first := eng.Snapshot()
 		for _, st := range first.Servers {
 			if st.State == supervisor.StateStopped && st.Reason == supervisor.ReasonNotStarted {
 				p.last[st.Name] = st
@@ -100,17 +96,8 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 			serveErr = srv.Serve(runCtx, ln)
 			cancel() // a dead API means a daemon nobody can reach: stop it all
 		})
-		wg.Go(func() { sup.Run(runCtx) })
-		wg.Go(func() {
-			// Edits made to servers.toml by hand apply at once, as in the app.
-			err := WatchConfig(runCtx, cfg.Path, func(c *registry.Config) {
-				sup.Reload(c.Servers)
-				logf("applied %s: %d servers", c.Path, len(c.Servers))
-			}, func(err error) { logf("not applied: %v", err) })
-			if err != nil {
-				logf("not watching %s for changes: %v (use `mcptray reload`)", cfg.Path, err)
-			}
-		})
+		// The engine applies edits made to servers.toml as they are saved.
+		wg.Go(func() { eng.Run(runCtx) })
 		wg.Wait()
 		if serveErr != nil && ctx.Err() == nil {
 			return fmt.Errorf("control API: %w", serveErr)

@@ -352,3 +352,75 @@ func regexpLine(text, pattern string) bool {
 	}
 	return false
 }
+
+// TestDaemonFollowsSymlinkedConfig: servers.toml is a link into a dotfiles
+// folder. The daemon applies the target's edits (appended, replaced by
+// rename), says in `status` when the file does not load, and keeps
+// following after the config folder is deleted and made again.
+func TestDaemonFollowsSymlinkedConfig(t *testing.T) {
+	d := newDaemonEnv(t)
+	entry := func(name string) string {
+		return fmt.Sprintf("\n[servers.%s]\ncommand = \"true\"\nautostart = false\n", name)
+	}
+	dots := filepath.Join(d.dir, "dotfiles")
+	os.Mkdir(dots, 0o700)
+	target := filepath.Join(dots, "servers.toml")
+	writeFile(t, target, entry("a"))
+	cfgDir := filepath.Join(d.dir, "config")
+	os.Mkdir(cfgDir, 0o700)
+	link := filepath.Join(cfgDir, "servers.toml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	d.env = append(d.env, "MCPTRAY_CONFIG="+link)
+	d.startDaemon()
+	present := func(name string) { d.waitStatus(name, name+" in the daemon", func(statusEntry) bool { return true }) }
+	present("a")
+
+	f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(entry("b"))
+	f.Close()
+	present("b")
+
+	replace := func(path, text string) {
+		tmp := path + ".tmp"
+		writeFile(t, tmp, text)
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(target, entry("a")+entry("c"))
+	present("c")
+
+	// A file that does not load: status says where, and the servers stay.
+	replace(target, entry("a")+entry("c")+"\n[servers.broken\n")
+	deadline := time.Now().Add(30 * time.Second)
+	var out, errOut string
+	for time.Now().Before(deadline) {
+		out, errOut, _ = d.mcptray("status")
+		if strings.Contains(out, "config does not load: "+link+":") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !regexpLine(out, `^config does not load: `+regexp.QuoteMeta(link)+`:\d+:\d+: .*table name`) || !regexpLine(out, `^c\s+stopped`) {
+		t.Errorf("status with a broken config:\n%s%s", out, errOut)
+	}
+	if _, errOut, _ := d.mcptray("status", "--json"); !strings.Contains(errOut, "config does not load: "+link+":") {
+		t.Errorf("status --json stderr: %q", errOut)
+	}
+
+	// The folder with the link deleted, then made again with a new file.
+	if err := os.RemoveAll(cfgDir); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(cfgDir, 0o700)
+	writeFile(t, link, entry("d"))
+	present("d")
+	if out, _, _ := d.mcptray("status"); strings.Contains(out, "does not load") {
+		t.Errorf("status after the fix still reports a problem:\n%s", out)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -104,6 +103,7 @@ func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, 
 		Scope:     clients.Scope(*f.scope),
 		Getenv:    os.Getenv,
 		LookupEnv: env.LookupEnv,
+		Secret:    (&lazySecrets{}).secret, // read only when secrets are revealed
 	}
 	if f.osName != nil {
 		o.OS = *f.osName
@@ -118,9 +118,7 @@ func (f *clientFlags) options(ctx context.Context, env *Env) (*clients.Options, 
 	}
 	o.Home, _ = os.UserHomeDir()
 	o.ProjectDir, _ = os.Getwd()
-	if runtime.GOOS == "windows" {
-		o.Glob = filepath.Glob
-	}
+	o.Glob = hostGlob
 	if f.reveal != nil {
 		o.RevealSecrets = *f.reveal
 	}

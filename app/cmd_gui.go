@@ -2,23 +2,16 @@ package app
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 )
 
-// GUIBinary is the desktop app's executable, installed beside mcptray. The
-// desktop app lives in its own binary so the command line, the daemon and the
-// demo server stay pure Go: they start in a millisecond and run on machines
-// without X11 or OpenGL libraries.
-const GUIBinary = "mcptray-gui"
+// DesktopFunc runs the desktop app with its arguments (--config, --hide) and
+// returns the exit code.
+type DesktopFunc func(args []string, env *Env) int
 
-// EnvCLI tells the desktop app where the mcptray binary that started it is
-// (the demo server of a first-run config runs it).
-const EnvCLI = "MCPTRAY_CLI"
+// HeadlessBuild is the build tag of the binary without the desktop app.
+const HeadlessBuild = "nogui"
 
 func init() {
 	register(&command{
@@ -27,8 +20,8 @@ func init() {
 		help: `The tray icon shows the health of every enabled server; its menu restarts,
 stops and inspects each one. Closing the window keeps mcptray in the tray;
 "Quit" in the tray menu stops every server it started (servers run by a
-daemon keep running). The desktop app is the mcptray-gui binary installed
-beside mcptray.`,
+daemon keep running). The headless build (-tags nogui, for servers and
+containers) has every other command but not this one.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			cfgPath := configFlag(fs)
 			hide := fs.Bool("hide", false, "start in the tray without opening the window (for login autostart)")
@@ -43,7 +36,7 @@ beside mcptray.`,
 				if *hide {
 					argv = append(argv, "--hide")
 				}
-				if code := launchGUI(env, argv); code != 0 {
+				if code := launchDesktop(env, argv); code != 0 {
 					return ExitError{code}
 				}
 				return nil
@@ -52,33 +45,15 @@ beside mcptray.`,
 	})
 }
 
-// launchGUI runs the desktop app binary with args, in place of this process
-// where the platform allows it.
-func launchGUI(env *Env, args []string) int {
-	path, err := findGUI(env.Exe)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "mcptray: %v\n\n", err)
+// launchDesktop runs the desktop app, or says how to get it where this binary
+// is the headless build.
+func launchDesktop(env *Env, args []string) int {
+	if env.Desktop == nil {
+		fmt.Fprintf(env.Stderr, "mcptray: this is the headless build (-tags %s): it has no desktop app. "+
+			"For the tray and windows, install the desktop build of mcptray (`make build` makes bin/mcptray; "+
+			"`make package` a desktop package); every command below works here without it.\n\n", HeadlessBuild)
 		printUsage(env.Stderr, nil, commands)
 		return 1
 	}
-	os.Setenv(EnvCLI, env.Exe)
-	if err := execGUI(path, args); err != nil {
-		fmt.Fprintf(env.Stderr, "mcptray: start the desktop app %s: %v\n", path, err)
-		return 1
-	}
-	return 0
-}
-
-// findGUI looks for the desktop app beside the mcptray binary, then on PATH.
-func findGUI(exe string) (string, error) {
-	if exe != "" {
-		p := filepath.Join(filepath.Dir(exe), GUIBinary+filepath.Ext(exe))
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(GUIBinary); err == nil {
-		return p, nil
-	}
-	return "", errors.New("the desktop app (" + GUIBinary + ") is not installed beside " + exe + " or on PATH; `make build` builds both, and every command below works without it")
+	return env.Desktop(args, env)
 }

@@ -11,6 +11,7 @@ import (
 
 	"mcptray/registry"
 	"mcptray/registry/clients"
+	"mcptray/registry/secrets"
 )
 
 func init() {
@@ -39,6 +40,7 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 	path := flagSet.String("path", "", "read this file instead of the client's own")
 	dryRun := flagSet.Bool("dry-run", false, "print what would change in servers.toml without writing")
 	replace := flagSet.Bool("replace", false, "replace servers that already exist in servers.toml")
+	toKeyring := flagSet.Bool("keyring", false, "move the literal secrets of the imported servers (env and header values) into the OS keyring and write ${keyring:NAME} references (asked on a terminal)")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if len(args) > 0 {
 			return usagef("takes no arguments")
@@ -68,12 +70,6 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		if err != nil {
 			return err
 		}
-		for _, w := range im.Warnings {
-			fmt.Fprintf(env.Stderr, "mcptray import: warning: %s\n", w)
-		}
-		if c.Unverified != "" {
-			fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
-		}
 		// Nothing is written before the save: a dry run leaves no trace, and
 		// a config that does not exist yet is created (with the default
 		// comments) by the save, as first run does.
@@ -91,6 +87,30 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 		var secrets []string
 		for _, s := range append(slices.Clone(cfg.Servers), im.Servers...) {
 			secrets = append(secrets, s.Secrets()...)
+		}
+		lits := literalSecrets(im.Servers)
+		if len(lits) > 0 && !*toKeyring {
+			*toKeyring = askYesNo(env, fmt.Sprintf("%d literal secret(s) in what is imported (%s). Keep them in the keyring instead of servers.toml?", len(lits), strings.Join(lits, ", ")))
+			if !*toKeyring {
+				fmt.Fprintf(env.Stderr, "mcptray import: note: %d literal secret(s) will be written into servers.toml; pass --keyring to keep them in the OS keyring\n", len(lits))
+			}
+		}
+		var moved *movedSecrets
+		if len(lits) > 0 && *toKeyring {
+			st, err := openSecrets(env)
+			if err != nil {
+				return err
+			}
+			moved = moveToKeyring(im.Servers, st)
+		}
+		for _, w := range im.Warnings {
+			if moved != nil && strings.Contains(w, "holds a literal secret") {
+				continue // it is going to the keyring
+			}
+			fmt.Fprintf(env.Stderr, "mcptray import: warning: %s\n", w)
+		}
+		if c.Unverified != "" {
+			fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
 		}
 		var added, replaced, skipped []string
 		for _, s := range im.Servers {
@@ -118,10 +138,24 @@ func cmdImport(flagSet *flag.FlagSet) func(context.Context, *Env, []string) erro
 			return nil
 		case *dryRun:
 			fmt.Fprintf(env.Stdout, "%s: would be changed (%s); dry run, nothing written\n", cfg.Path, summary)
+			if moved != nil {
+				fmt.Fprintf(env.Stdout, "would keep %d secret(s) in %s: %s\n", len(moved.values), moved.store.Where(), strings.Join(moved.names(), ", "))
+			}
 			return nil
 		}
+		if moved != nil {
+			if err := moved.persist(); err != nil {
+				return err
+			}
+		}
 		if err := registry.Save(cfg); err != nil {
+			if moved != nil {
+				moved.undo()
+			}
 			return err
+		}
+		if moved != nil {
+			fmt.Fprintf(env.Stdout, "kept %d secret(s) in %s: %s (servers.toml refers to them as ${keyring:NAME})\n", len(moved.values), moved.store.Where(), strings.Join(moved.names(), ", "))
 		}
 		if old == nil {
 			fmt.Fprintf(env.Stdout, "%s: created with the default config (%s)\n", cfg.Path, summary)
@@ -142,4 +176,109 @@ func indexServer(cfg *registry.Config, name string) int {
 		}
 	}
 	return -1
+}
+
+// literalSecrets names the env and header values of servers that hold a
+// literal secret ("github env.GITHUB_TOKEN").
+func literalSecrets(servers []*registry.Server) []string {
+	var out []string
+	for _, s := range servers {
+		for _, k := range sortedKeys(s.Env) {
+			if isLiteralSecret(s.Env[k]) {
+				out = append(out, s.Name+" env."+k)
+			}
+		}
+		for _, k := range sortedKeys(s.Headers) {
+			if isLiteralSecret(s.Headers[k]) {
+				out = append(out, s.Name+" headers."+k)
+			}
+		}
+	}
+	return out
+}
+
+func isLiteralSecret(v string) bool {
+	return len((&registry.Server{Env: map[string]string{"v": v}}).Secrets()) > 0
+}
+
+// movedSecrets are literal secrets taken out of servers, to be stored.
+type movedSecrets struct {
+	store  secrets.Store
+	values map[string]string // secret name → value
+	stored []string
+}
+
+func (m *movedSecrets) names() []string { return sortedKeys(m.values) }
+
+// moveToKeyring replaces each literal env and header value of servers by a
+// ${keyring:SERVER.KEY} reference ("Bearer abc" keeps its scheme: "Bearer
+// ${keyring:…}") and returns the values to store.
+func moveToKeyring(servers []*registry.Server, st secrets.Store) *movedSecrets {
+	m := &movedSecrets{store: st, values: map[string]string{}}
+	name := func(server, key string) string {
+		n := secretNameFor(server + "." + key)
+		for i := 2; ; i++ {
+			if _, taken := m.values[n]; !taken {
+				return n
+			}
+			n = fmt.Sprintf("%s-%d", secretNameFor(server+"."+key), i)
+		}
+	}
+	for _, s := range servers {
+		for _, k := range sortedKeys(s.Env) {
+			if v := s.Env[k]; isLiteralSecret(v) {
+				n := name(s.Name, k)
+				m.values[n] = v
+				s.Env[k] = "${keyring:" + n + "}"
+			}
+		}
+		for _, k := range sortedKeys(s.Headers) {
+			v := s.Headers[k]
+			if !isLiteralSecret(v) {
+				continue
+			}
+			n := name(s.Name, k)
+			scheme, rest, ok := strings.Cut(v, " ")
+			if ok && slices.Contains([]string{"bearer", "basic", "token"}, strings.ToLower(scheme)) && !strings.Contains(rest, " ") {
+				m.values[n] = rest
+				s.Headers[k] = scheme + " ${keyring:" + n + "}"
+			} else {
+				m.values[n] = v
+				s.Headers[k] = "${keyring:" + n + "}"
+			}
+		}
+	}
+	return m
+}
+
+// secretNameFor makes a valid secret name of s.
+func secretNameFor(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.", r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// persist writes the secrets; on a failure the ones written are removed.
+func (m *movedSecrets) persist() error {
+	for _, n := range m.names() {
+		if err := m.store.Set(secrets.SecretKey(n), m.values[n]); err != nil {
+			m.undo()
+			return fmt.Errorf("keep %s in %s: %w (nothing imported)", n, m.store.Where(), err)
+		}
+		m.stored = append(m.stored, n)
+	}
+	return nil
+}
+
+func (m *movedSecrets) undo() {
+	for _, n := range m.stored {
+		_ = m.store.Delete(secrets.SecretKey(n))
+	}
+	m.stored = nil
 }

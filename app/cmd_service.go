@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/kardianos/service"
 )
@@ -106,10 +109,9 @@ type userService interface {
 	Describe() string
 }
 
-// newUserService is the per-user service of this platform. It runs
-// `mcptray daemon --service [--config cfg]`; cfg is "" where the command
-// does not install.
-var newUserService = newKardianosService
+// newUserService (cmd_service_unix.go, cmd_service_windows.go) is the
+// per-user service of this platform. It runs `mcptray daemon [--service]
+// [--config cfg]`; cfg is "" where the command does not install.
 
 // ErrNoUserServices means the platform has no per-user service manager.
 var ErrNoUserServices = errors.New("no per-user service manager")
@@ -147,11 +149,59 @@ TimeoutStopSec=30
 WantedBy=default.target
 `
 
+// launchdAgent is the launchd agent (~/Library/LaunchAgents/mcptray.plist)
+// that runs exe with args at login: RunAtLoad, and KeepAlive only after a
+// failure (SuccessfulExit false), as systemd's Restart=on-failure: a daemon
+// stopped on purpose exits 0 and stays stopped. Its stdout and stderr go to
+// ~/Library/Logs/mcptray-daemon.log (kardianos/service's default,
+// /usr/local/var/log, is not the user's to write). kardianos/service reads
+// the text as a template; it has no {{ }} left, so it is written as is.
+func launchdAgent(exe string, args []string, home string) string {
+	var b strings.Builder
+	esc := func(s string) string {
+		var e strings.Builder
+		xml.EscapeText(&e, []byte(s))
+		return strings.ReplaceAll(e.String(), "{{", "&#123;&#123;")
+	}
+	log := esc(home + "/Library/Logs/" + ServiceName + "-daemon.log")
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>Label</key>
+	<string>` + ServiceName + `</string>
+	<key>ProgramArguments</key>
+	<array>
+`)
+	for _, a := range append([]string{exe}, args...) {
+		b.WriteString("\t\t<string>" + esc(a) + "</string>\n")
+	}
+	b.WriteString(`	</array>
+	<key>RunAtLoad</key>
+	<true/>
+	<key>KeepAlive</key>
+	<dict>
+		<key>SuccessfulExit</key>
+		<false/>
+	</dict>
+	<key>ProcessType</key>
+	<string>Background</string>
+	<key>StandardOutPath</key>
+	<string>` + log + `</string>
+	<key>StandardErrorPath</key>
+	<string>` + log + `</string>
+</dict>
+</plist>
+`)
+	return b.String()
+}
+
 func serviceConfig(env *Env, cfg string) *service.Config {
 	args := []string{"daemon", "--service"}
 	if cfg != "" {
 		args = append(args, "--config", cfg)
 	}
+	home, _ := os.UserHomeDir()
 	return &service.Config{
 		Name:        ServiceName,
 		DisplayName: "mcptray",
@@ -162,9 +212,7 @@ func serviceConfig(env *Env, cfg string) *service.Config {
 			"UserService":   true,
 			"SystemdScript": systemdUserUnit,
 			"Restart":       "on-failure",
-			// launchd: start at login, restart when it dies.
-			"RunAtLoad": true,
-			"KeepAlive": true,
+			"LaunchdConfig": launchdAgent(env.Exe, args, home),
 		},
 	}
 }

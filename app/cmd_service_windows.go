@@ -6,11 +6,17 @@ import (
 	"strings"
 )
 
-// On Windows a service runs in another session, as another account, out of
-// the user's reach (and needs an administrator to install). The per-user
-// equivalent is a logon task: Task Scheduler starts the daemon at the
-// user's logon, as the user, with no console.
-func init() { newUserService = newLogonTask }
+// newUserService on Windows is a logon task, not kardianos/service's Windows
+// service: a Windows service runs in session 0, as another account (or as
+// the user only with their password stored in the service manager), needs
+// an administrator to install, and sees neither the user's environment
+// (%APPDATA%, the user's PATH), nor the user's named pipe (the control pipe
+// admits the user's SID alone), nor the desktop. The per-user equivalent is
+// a Task Scheduler task that starts `mcptray daemon` at the user's logon, as
+// the user, with limited rights; installing it needs no administrator.
+// kardianos/service serves systemd (user unit) and launchd (agent) on the
+// other systems.
+var newUserService = newLogonTask
 
 type logonTask struct {
 	exe, cfg string

@@ -39,16 +39,26 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 				if err != nil {
 					return err
 				}
+				status := c.Status()
 				if *asJSON {
 					out := make([]serverReport, 0, len(states))
 					for _, st := range states {
 						out = append(out, newServerReport(st, true, snap.Time))
 					}
 					writeJSON(env.Stdout, out)
+					// The array is the servers; the daemon's own trouble goes
+					// where a script's reader looks for trouble.
+					for _, l := range engineProblems(status) {
+						fmt.Fprintf(env.Stderr, "mcptray status: %s\n", l)
+					}
 					return nil
 				}
 				info := c.Info()
-				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n\n", info.PID, RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n", info.PID, RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+				for _, l := range engineProblems(status) {
+					fmt.Fprintln(env.Stdout, l)
+				}
+				fmt.Fprintln(env.Stdout)
 				tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tDETAIL")
 				for _, st := range states {
@@ -63,7 +73,7 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 					if d := StateDetail(st); d != string(st.State) {
 						detail = strings.TrimPrefix(strings.TrimPrefix(d, string(st.State)), ", ") + "; " + st.Reason
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.State, pid, up, st.Restarts, detail)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", VisibleCell(st.Name), st.State, pid, up, st.Restarts, VisibleCell(detail))
 				}
 				return tw.Flush()
 			}
@@ -99,11 +109,13 @@ NAME wrote to stderr. -f keeps printing new lines until Ctrl-C.`,
 					lines = lines[len(lines)-*n:]
 				}
 				print := func(l supervisor.LogLine) {
+					// A server's stderr may hold terminal escapes: show them,
+					// do not obey them.
 					if *withTime {
-						fmt.Fprintf(env.Stdout, "%s  %s\n", l.Time.Local().Format("2006-01-02 15:04:05.000"), l.Text)
+						fmt.Fprintf(env.Stdout, "%s  %s\n", l.Time.Local().Format("2006-01-02 15:04:05.000"), VisibleLine(l.Text))
 						return
 					}
-					fmt.Fprintln(env.Stdout, l.Text)
+					fmt.Fprintln(env.Stdout, VisibleLine(l.Text))
 				}
 				for _, l := range lines {
 					print(l)
@@ -154,12 +166,12 @@ are kept but not started (exit 1).`,
 				if err != nil {
 					return err
 				}
-				res, err := c.ReloadConfig(ctx)
+				res, err := c.Reload(ctx)
 				if err != nil {
 					return err
 				}
 				for _, d := range res.Diagnostics {
-					fmt.Fprintln(env.Stderr, d)
+					fmt.Fprintln(env.Stderr, Visible(d))
 				}
 				fmt.Fprintf(env.Stdout, "reloaded %s: %d servers\n", res.ConfigPath, res.Servers)
 				if res.Errors > 0 {
@@ -170,6 +182,20 @@ are kept but not started (exit 1).`,
 			}
 		},
 	})
+}
+
+// engineProblems says, one line each, what is wrong with the engine itself:
+// its config file does not load, or its edits are not followed.
+func engineProblems(st control.Status) []string {
+	var out []string
+	if d := st.ConfigProblem; d != nil {
+		out = append(out, "config does not load: "+VisibleLine(d.String()),
+			"  the servers below run as the file last loaded; fix it and save (or run `mcptray reload`)")
+	}
+	if st.WatchProblem != "" {
+		out = append(out, "config edits are not applied as they are saved: "+VisibleLine(st.WatchProblem)+"; run `mcptray reload` after an edit")
+	}
+	return out
 }
 
 // dialDaemon connects to this user's daemon, or says how to start one.
@@ -219,7 +245,7 @@ func runCommandVerb(ctx context.Context, env *Env, verb, past string, names []st
 	failed := 0
 	for _, name := range names {
 		if err := c.Command(ctx, name, verb); err != nil {
-			fmt.Fprintf(env.Stderr, "mcptray %s: %v\n", verb, err)
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s\n", verb, Visible(err.Error()))
 			failed++
 			continue
 		}
@@ -230,7 +256,7 @@ func runCommandVerb(ctx context.Context, env *Env, verb, past string, names []st
 		old := before.Server(name)
 		st, err := settle(ctx, c, name, verb, old, timeout)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "mcptray %s: %s: %v\n", verb, name, err)
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s: %s\n", verb, name, Visible(err.Error()))
 			failed++
 			continue
 		}
@@ -238,9 +264,9 @@ func runCommandVerb(ctx context.Context, env *Env, verb, past string, names []st
 		case st.State == supervisor.StateStopped && verb == "stop":
 			fmt.Fprintf(env.Stdout, "%s: stopped\n", name)
 		case st.State == supervisor.StateStopped || !st.State.Alive():
-			fmt.Fprintf(env.Stderr, "mcptray %s: %s is %s: %s\n", verb, name, st.State, st.Reason)
+			fmt.Fprintf(env.Stderr, "mcptray %s: %s is %s: %s\n", verb, name, st.State, VisibleLine(st.Reason))
 			if d := st.Diagnosis; d != nil && d.Fix != "" {
-				fmt.Fprintf(env.Stderr, "  fix: %s\n", d.Fix)
+				fmt.Fprintf(env.Stderr, "  fix: %s\n", Visible(d.Fix))
 			}
 			failed++
 		case verb == "restart" && old.PID > 0 && st.PID > 0:
@@ -297,7 +323,7 @@ func done(st *supervisor.ServerState, verb string, old *supervisor.ServerState) 
 		return st.State == supervisor.StateStopped || st.State == supervisor.StateFailed
 	}
 	switch st.State {
-	case supervisor.StateStopped, supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateBackoff:
+	case supervisor.StateStopped, supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateBackoff, supervisor.StateSignIn:
 		return changed
 	case supervisor.StateReady, supervisor.StateRunning, supervisor.StateDegraded:
 		return verb == "start" || !st.StartedAt.Equal(old.StartedAt)

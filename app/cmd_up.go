@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -80,15 +81,16 @@ type upPrinter struct {
 }
 
 type upLine struct {
-	Time        string `json:"time"`
-	Server      string `json:"server"`
-	State       string `json:"state"`
-	Reason      string `json:"reason"`
-	PID         int    `json:"pid,omitempty"`
-	Restarts    int    `json:"restarts"`
-	Code        string `json:"code,omitempty"`
-	NextAttempt string `json:"nextAttempt,omitempty"`
-	Command     string `json:"command,omitempty"`
+	Time        string   `json:"time"`
+	Server      string   `json:"server"`
+	State       string   `json:"state"`
+	Reason      string   `json:"reason"`
+	PID         int      `json:"pid,omitempty"`
+	Restarts    int      `json:"restarts"`
+	Code        string   `json:"code,omitempty"`
+	NextAttempt string   `json:"nextAttempt,omitempty"`
+	Command     string   `json:"command,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"` // codes
 }
 
 func (p *upPrinter) print(snap supervisor.Snapshot) {
@@ -98,8 +100,12 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 	for _, st := range snap.Servers {
 		prev, seen := p.last[st.Name]
 		p.last[st.Name] = st
-		if seen && prev.State == st.State && prev.Reason == st.Reason {
+		if seen && prev.State == st.State && prev.Reason == st.Reason && len(prev.Warnings) == len(st.Warnings) {
 			continue
+		}
+		var warns []string
+		for _, w := range st.Warnings {
+			warns = append(warns, string(w.Code))
 		}
 		t := st.Since
 		if t.IsZero() {
@@ -108,7 +114,7 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 		if p.json {
 			l := upLine{
 				Time: t.Format(time.RFC3339Nano), Server: st.Name, State: string(st.State), Reason: st.Reason,
-				PID: st.PID, Restarts: st.Restarts, Command: st.Command,
+				PID: st.PID, Restarts: st.Restarts, Command: st.Command, Warnings: warns,
 			}
 			if st.Diagnosis != nil {
 				l.Code = string(st.Diagnosis.Code)
@@ -119,7 +125,11 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 			writeJSONLine(p.w, l)
 			continue
 		}
-		fmt.Fprintf(p.w, "%s  %-*s  %-13s  %s\n", t.Local().Format("15:04:05"), p.width, st.Name, st.State, st.Reason)
+		reason := VisibleLine(st.Reason)
+		if len(warns) > 0 {
+			reason += " (warning: " + strings.Join(warns, ", ") + ")"
+		}
+		fmt.Fprintf(p.w, "%s  %-*s  %-13s  %s\n", t.Local().Format("15:04:05"), p.width, VisibleLine(st.Name), st.State, reason)
 		// A server that will not come back on its own gets its evidence and
 		// the fix, so the person knows what to do.
 		if d := st.Diagnosis; d != nil && (st.State == supervisor.StateFailed || st.State == supervisor.StateCrashLooping) {
@@ -129,10 +139,10 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 				ev = ev[len(ev)-5:]
 			}
 			for _, e := range ev {
-				fmt.Fprintf(p.w, "%s%s\n", indent, e)
+				fmt.Fprintf(p.w, "%s%s\n", indent, VisibleLine(e))
 			}
 			if d.Fix != "" {
-				fmt.Fprintf(p.w, "%sfix: %s\n", indent, d.Fix)
+				fmt.Fprintf(p.w, "%sfix: %s\n", indent, Visible(d.Fix))
 			}
 		}
 	}
@@ -140,7 +150,9 @@ func (p *upPrinter) print(snap supervisor.Snapshot) {
 
 // writeJSONLine writes v as one line of JSON.
 func writeJSONLine(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Write(escapeJSONControls(b.Bytes()))
 }

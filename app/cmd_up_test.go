@@ -27,7 +27,7 @@ func TestUpEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "mcptray")
-	build := exec.Command("go", "build", "-o", bin, "mcptray")
+	build := exec.Command("go", "build", "-tags", "nogui", "-o", bin, "mcptray")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("go build: %v", err)

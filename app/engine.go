@@ -2,9 +2,15 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"mcptray/healthcheck"
 	"mcptray/registry"
+	"mcptray/registry/secrets"
 	"mcptray/supervisor"
 )
 
@@ -14,8 +20,10 @@ import (
 // their engine from it, so they behave the same.
 func EngineOptions(cfg *registry.Config) *supervisor.Options {
 	st := cfg.Settings.WithDefaults()
+	sec := &lazySecrets{}
 	return &supervisor.Options{
-		Checker:        &healthChecker{opts: healthcheck.Options{ClientName: "mcptray", ClientVersion: Version}},
+		Checker:        &healthChecker{opts: healthcheck.Options{ClientName: "mcptray", ClientVersion: Version, Authorizer: sec.signIn}},
+		Secret:         sec.secret,
 		StartupTimeout: st.StartupTimeout,
 		ProbeInterval:  st.ProbeInterval,
 		ProbeTimeout:   st.ProbeTimeout,
@@ -43,4 +51,43 @@ func (h *healthChecker) Connect(ctx context.Context, t healthcheck.Target) (supe
 		return nil, err // not a typed nil: the supervisor tests Session != nil
 	}
 	return s, nil
+}
+
+// lazySecrets opens the secret store on first use: most configs need none,
+// and opening the OS keyring is a D-Bus round trip.
+type lazySecrets struct {
+	once  sync.Once
+	store secrets.Store
+	err   error
+}
+
+func (l *lazySecrets) get() (secrets.Store, error) {
+	l.once.Do(func() {
+		l.store, l.err = secrets.Open(&secrets.Options{Notice: func(s string) { fmt.Fprintln(os.Stderr, "mcptray: "+s) }})
+	})
+	return l.store, l.err
+}
+
+// secret resolves ${keyring:NAME}.
+func (l *lazySecrets) secret(name string) (string, error) {
+	st, err := l.get()
+	if err != nil {
+		return "", err
+	}
+	return st.Get(secrets.SecretKey(name))
+}
+
+// signIn authorizes connections to remote servers with the sign-ins
+// `mcptray auth login` stored. Each connection reads the sign-in again, so
+// a login made while the engine runs is used at the next connection.
+func (l *lazySecrets) signIn(serverURL string) auth.OAuthHandler {
+	st, err := l.get()
+	if err != nil {
+		return nil
+	}
+	cred, err := LoadCredential(st, serverURL)
+	if err != nil || cred == nil {
+		return nil
+	}
+	return healthcheck.NewStoredAuth(cred, func(c *healthcheck.Credential) error { return SaveCredential(st, c) }, os.LookupEnv, nil)
 }

@@ -8,14 +8,21 @@ import (
 	"mcptray/supervisor"
 )
 
-// serverReport is one server as `check --json` and `status --json` print it.
+// serverReport is one server as `check --json` and `status --json` print it:
+// every field of the health check's report, under the same names
+// (TestServerReportEveryField keeps it so).
 // Secrets never appear: the config's env and header values are not part of
 // it, and diagnoses are written without them.
 type serverReport struct {
-	Name              string                         `json:"name"`
-	Transport         string                         `json:"transport"` // stdio, http or sse
-	Status            string                         `json:"status"`    // ready, degraded or failed
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // stdio, http or sse
+	Status    string `json:"status"`    // ready, degraded or failed
+	// Level is the one-glance colour the tray and window show: ok, warn,
+	// error or idle. A ready server with warnings is "warn".
+	Level             string                         `json:"level,omitempty"`
+	Warnings          []healthcheck.Diagnosis        `json:"warnings"`
 	Era               string                         `json:"era,omitempty"`
+	EraSource         string                         `json:"eraSource,omitempty"` // how the era was found
 	ProtocolVersion   string                         `json:"protocolVersion,omitempty"`
 	ServerInfo        *healthcheck.ServerInfo        `json:"serverInfo,omitempty"`
 	Capabilities      json.RawMessage                `json:"capabilities,omitempty"`
@@ -49,13 +56,17 @@ func ms(d time.Duration) *float64 {
 	return &v
 }
 
-// checkStatus folds a state into check's three outcomes.
+// checkStatus folds a state into check's outcomes: ready, degraded,
+// sign-in-required (a remote server waiting for a person to sign in) or
+// failed.
 func checkStatus(s supervisor.State) string {
 	switch s {
 	case supervisor.StateReady:
 		return "ready"
 	case supervisor.StateDegraded:
 		return "degraded"
+	case supervisor.StateSignIn:
+		return "sign-in-required"
 	}
 	return "failed"
 }
@@ -73,10 +84,13 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 		ResourceTemplates: []healthcheck.ResourceTemplate{},
 		Prompts:           []healthcheck.Prompt{},
 		Diagnostics:       []healthcheck.Diagnosis{},
+		Warnings:          orEmpty(st.Warnings),
 		StderrTail:        []string{},
+		Level:             string(st.Level),
 	}
 	if rep := st.Report; rep != nil {
 		r.Era = string(rep.Era)
+		r.EraSource = rep.EraSource
 		r.ProtocolVersion = rep.ProtocolVersion
 		info := rep.ServerInfo
 		r.ServerInfo = &info
@@ -103,6 +117,16 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 	}
 	for _, l := range st.StderrTail {
 		r.StderrTail = append(r.StderrTail, l.Text)
+	}
+	if !live {
+		// A check's verdict: a server it did not find working is red,
+		// whatever the engine would have tried next.
+		switch r.Status {
+		case "failed":
+			r.Level = string(supervisor.LevelError)
+		case "degraded", "sign-in-required":
+			r.Level = string(supervisor.LevelWarn)
+		}
 	}
 	if live {
 		r.State = string(st.State)

@@ -14,28 +14,44 @@ func Summary(s *supervisor.ServerState) string {
 	return s.Name + ": " + StateDetail(s)
 }
 
-// StateDetail is summary without the name.
-func StateDetail(s *supervisor.ServerState) string {
+// StateDetail is summary without the name, at the current time.
+func StateDetail(s *supervisor.ServerState) string { return StateDetailAt(s, time.Now()) }
+
+// StateDetailAt is StateDetail at now (a backoff counts down to now).
+// Latencies say which they are; warnings are named; facts about a server
+// that is no longer up say when they were last seen.
+func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	parts := []string{string(s.State)}
 	if s.Server != nil && s.Server.Disabled {
 		parts[0] = "disabled"
+	}
+	if s.State == supervisor.StateSignIn {
+		parts[0] = "sign-in required"
 	}
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
 		if s.Report != nil {
 			parts = append(parts, Plural(len(s.Report.Tools), "tool"))
 		}
-		if s.Probes.Count > 0 {
-			parts = append(parts, FormatLatency(s.Probes.Last))
+		if s.Probes.Count > 0 && s.Probes.Last > 0 {
+			parts = append(parts, "probe "+FormatLatency(s.Probes.Last))
 		} else if s.Report != nil && s.Report.ConnectLatency > 0 {
-			parts = append(parts, FormatLatency(s.Report.ConnectLatency))
+			parts = append(parts, "connect "+FormatLatency(s.Report.ConnectLatency))
 		}
 		if s.State != supervisor.StateReady && s.Diagnosis != nil {
 			parts = append(parts, string(s.Diagnosis.Code))
 		}
 	case supervisor.StateBackoff:
 		if !s.NextAttempt.IsZero() {
-			parts = append(parts, "retry at "+s.NextAttempt.Local().Format("15:04:05"))
+			verb := "restart"
+			if s.Server != nil && s.Server.IsRemote() {
+				verb = "reconnect"
+			}
+			if left := s.NextAttempt.Sub(now); left > 0 {
+				parts = append(parts, verb+" in "+RoundDur(left.Round(time.Second)))
+			} else {
+				parts = append(parts, verb+" now")
+			}
 		}
 		parts = append(parts, exitWords(s))
 	case supervisor.StateCrashLooping:
@@ -45,8 +61,18 @@ func StateDetail(s *supervisor.ServerState) string {
 			parts = append(parts, string(s.Diagnosis.Code))
 		}
 	}
+	for _, w := range s.Warnings {
+		parts = append(parts, "warning: "+string(w.Code))
+	}
+	if !s.Live() && s.Report != nil && !s.LastLive.IsZero() {
+		parts = append(parts, "last seen "+LastSeen(s.LastLive, now))
+	}
 	if s.Restarts > 0 {
-		parts = append(parts, Plural(s.Restarts, "restart"))
+		word := "restart"
+		if s.Server != nil && s.Server.IsRemote() {
+			word = "reconnect"
+		}
+		parts = append(parts, Plural(s.Restarts, word))
 	}
 	out := parts[:0]
 	for _, p := range parts {
@@ -55,6 +81,16 @@ func StateDetail(s *supervisor.ServerState) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// LastSeen is when a server was last seen up: a time of day today, or a
+// date before.
+func LastSeen(t, now time.Time) string {
+	t = t.Local()
+	if y, m, d := now.Local().Date(); t.Year() == y && t.Month() == m && t.Day() == d {
+		return "at " + t.Format("15:04:05")
+	}
+	return "on " + t.Format("2006-01-02 15:04")
 }
 
 func exitWords(s *supervisor.ServerState) string {

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
@@ -32,10 +31,9 @@ type ClientOptions struct {
 }
 
 // Client talks to a daemon. Besides the calls the command line needs, it is
-// an engine for the desktop app: Snapshot, Changes, Start, Stop, Restart,
-// CheckNow, Log and Reload behave as the in-process supervisor's do. While
-// [Client.Run] runs, Snapshot answers from a copy kept current by the
-// daemon's change stream.
+// an [Engine] for the desktop app, behaving as a [Local] one does. While
+// [Client.Run] runs, Snapshot and Status answer from a copy kept current by
+// the daemon's change stream.
 type Client struct {
 	opts    ClientOptions
 	hc      *http.Client // requests with a timeout
@@ -45,13 +43,22 @@ type Client struct {
 
 	mu      sync.Mutex // guards the fields below
 	snap    *supervisor.Snapshot
+	status  Status // as of the daemon's last answer
 	lastErr error
+	watch   chan struct{} // closed (and replaced) on every change
+	// trans are the transitions received, renumbered from 1 on this side
+	// so that a restarted daemon (whose numbers start again) is seamless.
+	trans []supervisor.Transition
+	tseq  uint64 // the last number given
 }
+
+// clientTransitionLimit is how many transitions the client keeps.
+const clientTransitionLimit = 1000
 
 // Dial connects to the daemon and asks who it is. Nothing listening gives an
 // error that matches [ErrNoDaemon].
 func Dial(ctx context.Context, opts *ClientOptions) (*Client, error) {
-	c := &Client{changes: make(chan struct{}, 1)}
+	c := &Client{changes: make(chan struct{}, 1), watch: make(chan struct{})}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -70,8 +77,7 @@ func Dial(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", c.opts.Socket)
+			return dial(ctx, c.opts.Socket)
 		},
 		MaxIdleConns: 4,
 	}
@@ -80,6 +86,7 @@ func Dial(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	if err := c.get(ctx, "/v1/info", &c.info); err != nil {
 		return nil, err
 	}
+	c.status.ConfigPath = c.info.ConfigPath
 	return c, nil
 }
 
@@ -94,9 +101,19 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
+	// Config is set when the daemon's config file does not load.
+	Config *ConfigError
 }
 
 func (e *APIError) Error() string { return e.Message }
+
+// Unwrap gives the config problem, for errors.As(err, **ConfigError).
+func (e *APIError) Unwrap() error {
+	if e.Config == nil {
+		return nil
+	}
+	return e.Config
+}
 
 // Is maps the daemon's error codes back to the supervisor's errors, so
 // errors.Is(err, supervisor.ErrUnknownServer) works across the socket.
@@ -106,6 +123,8 @@ func (e *APIError) Is(target error) bool {
 		return target == supervisor.ErrUnknownServer
 	case codeDisabled:
 		return target == supervisor.ErrDisabled
+	case codeNoConfig:
+		return target == ErrNoConfig
 	}
 	return false
 }
@@ -146,7 +165,11 @@ func (c *Client) do(ctx context.Context, hc *http.Client, method, path string, q
 		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
 			eb.Error = fmt.Sprintf("daemon answered %s: %s", resp.Status, bytes.TrimSpace(data))
 		}
-		return nil, &APIError{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+		ae := &APIError{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+		if eb.Problem != nil {
+			ae.Config = &ConfigError{Diagnostic: *eb.Problem}
+		}
+		return nil, ae
 	}
 	return resp, nil
 }
@@ -177,7 +200,11 @@ func (c *Client) FetchSnapshot(ctx context.Context) (supervisor.Snapshot, error)
 	if err := c.get(ctx, "/v1/snapshot", &w); err != nil {
 		return supervisor.Snapshot{}, err
 	}
-	return fromWire(w), nil
+	snap, status := fromWire(w)
+	c.mu.Lock()
+	c.status = status
+	c.mu.Unlock()
+	return snap, nil
 }
 
 // Command sends start, stop, restart or check for one server.
@@ -188,8 +215,9 @@ func (c *Client) Command(ctx context.Context, name, action string) error {
 	return c.call(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(name)+"/"+action, nil, nil)
 }
 
-// ReloadConfig asks the daemon to read its servers.toml again and apply it.
-func (c *Client) ReloadConfig(ctx context.Context) (*ReloadResult, error) {
+// Reload asks the daemon to read its servers.toml again and apply it. A
+// file that does not load gives an error that matches *ConfigError.
+func (c *Client) Reload(ctx context.Context) (*ReloadResult, error) {
 	var res ReloadResult
 	if err := c.call(ctx, http.MethodPost, "/v1/reload", nil, &res); err != nil {
 		return nil, err
@@ -229,17 +257,6 @@ func (c *Client) FollowLog(ctx context.Context, name string, since uint64, fn fu
 	}
 }
 
-// Export renders the daemon's config for an AI client (format snippet, cli
-// or deeplink); names picks servers (default: every valid, enabled one).
-func (c *Client) Export(ctx context.Context, client, format string, names []string) (*ExportResult, error) {
-	q := url.Values{"client": {client}, "format": {format}, "server": names}
-	var res ExportResult
-	if err := c.call(ctx, http.MethodGet, "/v1/export", q, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
 // Run follows the daemon's change stream, keeping the copy Snapshot returns
 // and signalling Changes, until ctx ends. A lost stream (the daemon
 // restarting) is opened again every Retry; the copy is kept meanwhile and
@@ -268,41 +285,93 @@ func (c *Client) follow(ctx context.Context) error {
 	// Snapshots with full catalogs can be large: no line limit.
 	dec := json.NewDecoder(bufio.NewReader(resp.Body))
 	for {
-		var w wireSnapshot
-		if err := dec.Decode(&w); err != nil {
+		var m streamMessage
+		if err := dec.Decode(&m); err != nil {
 			return fmt.Errorf("daemon closed the change stream: %w", err)
 		}
-		s := fromWire(w)
+		s, status := fromWire(m.wireSnapshot)
 		c.mu.Lock()
-		c.snap, c.lastErr = &s, nil
-		c.mu.Unlock()
-		select {
-		case c.changes <- struct{}{}:
-		default:
+		c.snap, c.status, c.lastErr = &s, status, nil
+		for _, t := range m.Transitions {
+			c.tseq++
+			t.Seq = c.tseq
+			if len(c.trans) == clientTransitionLimit {
+				c.trans = append(c.trans[:0], c.trans[1:]...)
+			}
+			c.trans = append(c.trans, t)
 		}
+		c.mu.Unlock()
+		c.signal()
 	}
+}
+
+// signal wakes Changes' reader and every Watch.
+func (c *Client) signal() {
+	select {
+	case c.changes <- struct{}{}:
+	default:
+	}
+	c.mu.Lock()
+	close(c.watch)
+	c.watch = make(chan struct{})
+	c.mu.Unlock()
 }
 
 func (c *Client) setErr(err error) {
 	c.mu.Lock()
 	c.lastErr = err
 	c.mu.Unlock()
-	select {
-	case c.changes <- struct{}{}:
-	default:
-	}
+	c.signal()
 }
 
-// Err is the last failure to reach the daemon, nil while it answers.
-func (c *Client) Err() error {
+// Watch returns a channel closed at the next change seen on the stream (or
+// failure to reach the daemon); any number may wait on it.
+func (c *Client) Watch() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lastErr
+	return c.watch
+}
+
+// Transitions returns the state transitions received on the change stream
+// (while Run runs) with a number of at least since, and the number to ask
+// from next. The numbers are the client's own: they go on increasing when
+// the daemon restarts. Transitions from before Run started are not included.
+func (c *Client) Transitions(since uint64) ([]supervisor.Transition, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []supervisor.Transition
+	for _, t := range c.trans {
+		if t.Seq >= since {
+			out = append(out, t)
+		}
+	}
+	return out, c.tseq + 1
+}
+
+// FetchTransitions asks the daemon for its transitions from since on (in
+// the daemon's numbering).
+func (c *Client) FetchTransitions(ctx context.Context, since uint64) (*TransitionPage, error) {
+	var p TransitionPage
+	q := url.Values{"since": {strconv.FormatUint(since, 10)}}
+	if err := c.call(ctx, http.MethodGet, "/v1/transitions", q, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Status is the daemon's engine status as of its last answer; Unreachable
+// is set while the daemon does not answer.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.status
+	s.Unreachable = c.lastErr
+	return s
 }
 
 // Snapshot returns the daemon's last snapshot: the streamed copy while Run
 // runs, else a fresh one (an empty snapshot when the daemon cannot be
-// reached; see Err).
+// reached; see Status).
 func (c *Client) Snapshot() supervisor.Snapshot {
 	c.mu.Lock()
 	s := c.snap
@@ -319,48 +388,32 @@ func (c *Client) Snapshot() supervisor.Snapshot {
 	return snap
 }
 
-// Changes signals (coalesced) that Snapshot has something new.
+// Changes signals (coalesced) that Snapshot or Status has something new.
 func (c *Client) Changes() <-chan struct{} { return c.changes }
 
-func (c *Client) command(name, action string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
-	defer cancel()
-	return c.Command(ctx, name, action)
-}
-
 // Start asks the daemon to start a server.
-func (c *Client) Start(name string) error { return c.command(name, "start") }
+func (c *Client) Start(ctx context.Context, name string) error {
+	return c.Command(ctx, name, "start")
+}
 
 // Stop asks the daemon to stop a server.
-func (c *Client) Stop(name string) error { return c.command(name, "stop") }
+func (c *Client) Stop(ctx context.Context, name string) error { return c.Command(ctx, name, "stop") }
 
 // Restart asks the daemon to restart a server.
-func (c *Client) Restart(name string) error { return c.command(name, "restart") }
-
-// CheckNow asks the daemon to probe a server ("" for all).
-func (c *Client) CheckNow(name string) error { return c.command(name, "check") }
-
-// Log returns server name's stderr lines after since (none when the daemon
-// cannot be reached; see Err).
-func (c *Client) Log(name string, since uint64) ([]supervisor.LogLine, uint64) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
-	defer cancel()
-	p, err := c.LogPage(ctx, name, since)
-	if err != nil {
-		c.setErr(err)
-		return nil, since
-	}
-	return p.Lines, p.Next
+func (c *Client) Restart(ctx context.Context, name string) error {
+	return c.Command(ctx, name, "restart")
 }
 
-// Reload asks the daemon to read its own servers.toml again. The servers
-// passed are not sent: the caller has just saved them to that file (the
-// desktop app does), and the daemon's file is the one truth. A failure is
-// kept for Err.
-func (c *Client) Reload([]*registry.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
-	defer cancel()
-	if _, err := c.ReloadConfig(ctx); err != nil {
-		c.setErr(fmt.Errorf("reload: %w", err))
+// CheckNow asks the daemon to probe a server ("" for all).
+func (c *Client) CheckNow(ctx context.Context, name string) error {
+	return c.Command(ctx, name, "check")
+}
+
+// Log returns server name's stderr lines after since.
+func (c *Client) Log(ctx context.Context, name string, since uint64) ([]supervisor.LogLine, uint64, error) {
+	p, err := c.LogPage(ctx, name, since)
+	if err != nil {
+		return nil, since, err
 	}
+	return p.Lines, p.Next, nil
 }

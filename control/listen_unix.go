@@ -3,6 +3,7 @@
 package control
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -170,3 +171,9 @@ func (l *Listener) logf(format string, args ...any) {
 }
 
 var errNoPeerCred = errors.New("peer credentials not available on this system")
+
+// dial connects to the control socket.
+func dial(ctx context.Context, socket string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", socket)
+}

@@ -1,6 +1,9 @@
 package control
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -10,22 +13,31 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/Microsoft/go-winio"
 	"golang.org/x/sys/windows"
 )
 
-// On Windows the control socket is an AF_UNIX socket (Windows 10 1803 and
-// later) in the user's local cache folder, whose ACL admits only the user
-// (and administrators). Peer uids do not exist here; the folder's ACL guards.
+// On Windows the control endpoint is a named pipe, not an AF_UNIX socket.
+// A pipe carries its own security descriptor: the daemon creates it with the
+// user as owner and as the only one granted access, so no other account
+// (administrators included) can open it, remote clients are refused, and the
+// client checks the owner so that a pipe another user created first under
+// the same name is never talked to. An AF_UNIX socket on Windows has none of
+// that: its file inherits the folder's ACL and the daemon cannot tell who
+// connected (there is no peer uid). The pipe's name is derived from the
+// socket path (PipeName), so every path mcptray shows and takes (--socket,
+// the lock file beside it) works as on the other systems.
 
 // ListenOptions tunes [Listen].
 type ListenOptions struct {
-	// Allow is not used on Windows (no peer uid); see the package notes.
+	// Allow is not used on Windows: the pipe's security descriptor admits
+	// the user alone.
 	Allow func(uid int) bool
-	// Logf reports a replaced stale socket; nil: silent.
+	// Logf is not used on Windows (a pipe leaves nothing stale behind).
 	Logf func(format string, args ...any)
 }
 
-// Listener is the daemon's end of the control socket and the lock that makes
+// Listener is the daemon's end of the control pipe and the lock that makes
 // one daemon per user.
 type Listener struct {
 	net.Listener
@@ -36,12 +48,37 @@ type Listener struct {
 
 const lockName = "mcptray.lock"
 
-// Listen takes the control socket at path; see the Unix version.
-func Listen(path string, opts *ListenOptions) (*Listener, error) {
-	var o ListenOptions
-	if opts != nil {
-		o = *opts
+// PipeName is the named pipe that serves the control socket path.
+func PipeName(socket string) string {
+	p := socket
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
 	}
+	sum := sha256.Sum256([]byte(strings.ToLower(filepath.Clean(p))))
+	return `\\.\pipe\mcptray-` + hex.EncodeToString(sum[:8])
+}
+
+// pipeSecurity is the pipe's security descriptor (SDDL): owned by the user,
+// full access for the user, nobody else listed (P: no inherited entries).
+func pipeSecurity() (string, error) {
+	sid, err := userSID()
+	if err != nil {
+		return "", err
+	}
+	return "O:" + sid.String() + "D:P(A;;GA;;;" + sid.String() + ")", nil
+}
+
+func userSID() (*windows.SID, error) {
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return nil, fmt.Errorf("who am I: %w", err)
+	}
+	return u.User.Sid, nil
+}
+
+// Listen takes the control endpoint for path: the per-user lock in path's
+// folder (a second daemon gets *AlreadyRunningError), then the named pipe.
+func Listen(path string, opts *ListenOptions) (*Listener, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("control socket folder: %w", err)
@@ -60,19 +97,18 @@ func Listen(path string, opts *ListenOptions) (*Listener, error) {
 		}
 		return nil, fmt.Errorf("control socket lock: %w", err)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		if err := os.Remove(path); err != nil {
-			lock.Close()
-			return nil, fmt.Errorf("remove stale control socket: %w", err)
-		}
-		if o.Logf != nil {
-			o.Logf("replaced a stale control socket at %s", path)
-		}
-	}
-	ln, err := net.Listen("unix", path)
+	sd, err := pipeSecurity()
 	if err != nil {
 		lock.Close()
-		return nil, fmt.Errorf("control socket: %w", err)
+		return nil, err
+	}
+	name := PipeName(path)
+	// ListenPipe creates the first instance with FILE_CREATE: it fails if
+	// anyone (another user squatting the name) created the pipe before.
+	ln, err := winio.ListenPipe(name, &winio.PipeConfig{SecurityDescriptor: sd})
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("control pipe %s: %w", name, err)
 	}
 	// The locked file cannot be read by others on Windows: the pid goes
 	// next to it.
@@ -80,22 +116,58 @@ func Listen(path string, opts *ListenOptions) (*Listener, error) {
 	return &Listener{Listener: ln, path: path, lock: lock}, nil
 }
 
-// Path is the socket's path.
+// Path is the socket path the pipe serves.
 func (l *Listener) Path() string { return l.path }
 
-// Close stops listening, removes the socket and releases the lock.
+// Close stops listening and releases the lock.
 func (l *Listener) Close() error {
 	var err error
 	l.close.Do(func() {
 		err = l.Listener.Close()
-		os.Remove(l.path)
 		l.lock.Close()
 	})
 	return err
 }
 
-// isNoSocket reports a dial error meaning nothing listens (Windows reports
-// a missing or dead AF_UNIX socket with WSA codes).
+// dial connects to the pipe that serves socket and checks that the user owns
+// it.
+func dial(ctx context.Context, socket string) (net.Conn, error) {
+	c, err := winio.DialPipeContext(ctx, PipeName(socket))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOwner(c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkOwner refuses a pipe that another account created.
+func checkOwner(c net.Conn) error {
+	f, ok := c.(interface{ Fd() uintptr })
+	if !ok {
+		return fmt.Errorf("control pipe: cannot read its owner (%T)", c)
+	}
+	sd, err := windows.GetSecurityInfo(windows.Handle(f.Fd()), windows.SE_KERNEL_OBJECT, windows.OWNER_SECURITY_INFORMATION)
+	if err != nil {
+		return fmt.Errorf("control pipe: read its owner: %w", err)
+	}
+	owner, _, err := sd.Owner()
+	if err != nil {
+		return fmt.Errorf("control pipe: read its owner: %w", err)
+	}
+	me, err := userSID()
+	if err != nil {
+		return err
+	}
+	if !owner.Equals(me) {
+		return fmt.Errorf("control pipe belongs to %s, not to you (%s): refused", owner, me)
+	}
+	return nil
+}
+
+// isNoSocket reports a dial error meaning nothing listens.
 func isNoSocket(err error) bool {
-	return errors.Is(err, windows.WSAECONNREFUSED) || errors.Is(err, windows.ERROR_FILE_NOT_FOUND) || errors.Is(err, windows.ERROR_PATH_NOT_FOUND)
+	return errors.Is(err, windows.ERROR_FILE_NOT_FOUND) || errors.Is(err, windows.ERROR_PATH_NOT_FOUND)
 }

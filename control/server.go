@@ -1,23 +1,28 @@
-// Package control is mcptray's local control API: the daemon serves its
-// engine (snapshots, a stream of changes, commands, stderr logs, exports) as
-// versioned JSON over HTTP on a Unix socket private to its user, and
-// [Client] talks to it. The client satisfies the same engine interface as
-// the in-process supervisor, so the desktop app and the command line drive a
-// daemon without knowing it. No TCP listener exists.
+// Package control holds mcptray's one engine contract and what speaks it.
+// [Engine] is what the desktop app and the command line drive; [Local] is
+// the engine in this process (a supervisor following one config file); the
+// daemon serves its engine as versioned JSON over HTTP on a Unix socket
+// private to its user ([Server]), and [Client] is that engine on the other
+// side of the socket, so the front ends drive a daemon without knowing it.
+// No TCP listener exists.
 //
 // API v1 (every path starts with /v1):
 //
 //	GET  /v1/info                          the daemon: pid, version, socket, config
-//	GET  /v1/snapshot                      every server's state
-//	GET  /v1/changes                       NDJSON: a snapshot now, then one per change (coalesced)
+//	GET  /v1/snapshot                      every server's state, and the engine's status
+//	GET  /v1/changes?since=N               NDJSON: a snapshot now, then one per change (coalesced); each
+//	                                       carries the transitions since the previous one (from N when given)
+//	GET  /v1/transitions?since=N           state transitions from N: {"transitions":[…],"next":N}
 //	POST /v1/servers/NAME/start|stop|restart|check
 //	POST /v1/check                         probe every server now
 //	POST /v1/reload                        re-read the daemon's servers.toml and apply it
 //	GET  /v1/servers/NAME/log?since=N      stderr lines after N: {"lines":[…],"next":N}
 //	GET  /v1/servers/NAME/log?since=N&follow=1   NDJSON, one line object per line, until closed
-//	GET  /v1/export?client=ID&format=snippet|cli|deeplink[&server=NAME…]
 //
-// Errors are {"error": "…", "code": "…"} with a 4xx or 5xx status.
+// A snapshot carries the engine's [Status] beside the servers: the config
+// file and, when it does not load, where and why. Errors are {"error": "…",
+// "code": "…"} with a 4xx or 5xx status; a config that does not load adds
+// "problem", the diagnostic.
 package control
 
 import (
@@ -32,33 +37,11 @@ import (
 	"sync"
 	"time"
 
-	"mcptray/registry"
-	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
 
-// Engine is what the daemon serves; *supervisor.Supervisor satisfies it.
-type Engine interface {
-	Snapshot() supervisor.Snapshot
-	Changes() <-chan struct{}
-	Start(name string) error
-	Stop(name string) error
-	Restart(name string) error
-	CheckNow(name string) error
-	Log(name string, since uint64) ([]supervisor.LogLine, uint64)
-	Reload(servers []*registry.Server)
-}
-
 // ServerOptions tunes a [Server]. Zero fields mean defaults.
 type ServerOptions struct {
-	// ConfigPath is the servers.toml that /v1/reload re-reads and /v1/export
-	// exports from.
-	ConfigPath string
-	// LoadConfig reads the config (default registry.Load).
-	LoadConfig func(path string) (*registry.Config, error)
-	// ExportOptions are the client-config options for /v1/export (default:
-	// this OS, commands resolved on the login shell's PATH).
-	ExportOptions func(ctx context.Context) *clients.Options
 	// Version and Socket are reported by /v1/info.
 	Version string
 	Socket  string
@@ -83,22 +66,13 @@ type Server struct {
 	eng     Engine
 	opts    ServerOptions
 	started time.Time
-
-	mu      sync.Mutex    // guards changed
-	changed chan struct{} // closed (and replaced) on every change of the engine
 }
 
 // NewServer serves eng. opts may be nil.
 func NewServer(eng Engine, opts *ServerOptions) *Server {
-	s := &Server{eng: eng, started: time.Now(), changed: make(chan struct{})}
+	s := &Server{eng: eng, started: time.Now()}
 	if opts != nil {
 		s.opts = *opts
-	}
-	if s.opts.LoadConfig == nil {
-		s.opts.LoadConfig = registry.Load
-	}
-	if s.opts.ExportOptions == nil {
-		s.opts.ExportOptions = defaultExportOptions
 	}
 	if s.opts.StreamInterval <= 0 {
 		s.opts.StreamInterval = 50 * time.Millisecond
@@ -112,22 +86,17 @@ func NewServer(eng Engine, opts *ServerOptions) *Server {
 	return s
 }
 
-func defaultExportOptions(ctx context.Context) *clients.Options {
-	env := supervisor.LoginEnvironment(ctx)
-	return &clients.Options{
-		Resolve:   func(cmd string) (string, error) { return supervisor.ResolveCommand(cmd, env) },
-		LookupEnv: os.LookupEnv,
-	}
-}
-
 // Serve answers requests on ln until ctx ends, then closes ln, ends the
-// streams and waits (a short grace) for the requests in flight. It is the
-// only reader of the engine's Changes channel while it runs.
+// streams and waits (a short grace) for the requests in flight. Streams
+// watch the engine's broadcast ([Engine.Watch]); its Changes channel is
+// left to others.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { s.fanOut(hctx) })
+	if s.opts.OnChange != nil {
+		wg.Go(func() { s.reportChanges(hctx) })
+	}
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		BaseContext:       func(net.Listener) context.Context { return hctx },
@@ -154,29 +123,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// fanOut turns the engine's one change channel into a broadcast for every
-// stream, and calls OnChange.
-func (s *Server) fanOut(ctx context.Context) {
+// reportChanges calls OnChange after each change of the engine.
+func (s *Server) reportChanges(ctx context.Context) {
+	ch := s.eng.Watch()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.eng.Changes():
+		case <-ch:
 		}
-		s.mu.Lock()
-		close(s.changed)
-		s.changed = make(chan struct{})
-		s.mu.Unlock()
-		if s.opts.OnChange != nil {
-			s.opts.OnChange(s.eng.Snapshot())
-		}
+		// The next channel before the snapshot: a change in between is
+		// then not missed.
+		ch = s.eng.Watch()
+		s.opts.OnChange(s.eng.Snapshot())
 	}
-}
-
-func (s *Server) changedCh() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changed
 }
 
 // Handler is the API's HTTP handler (for tests and other listeners).
@@ -184,16 +144,23 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/info", s.info)
 	mux.HandleFunc("GET /v1/snapshot", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, toWire(s.eng.Snapshot()))
+		writeJSON(w, http.StatusOK, toWire(s.eng.Snapshot(), s.eng.Status()))
 	})
 	mux.HandleFunc("GET /v1/changes", s.changes)
+	mux.HandleFunc("GET /v1/transitions", func(w http.ResponseWriter, r *http.Request) {
+		since, ok := sinceParam(w, r)
+		if !ok {
+			return
+		}
+		trs, next := s.eng.Transitions(since)
+		writeJSON(w, http.StatusOK, TransitionPage{Transitions: orEmpty(trs), Next: next})
+	})
 	mux.HandleFunc("POST /v1/servers/{name}/{action}", s.command)
 	mux.HandleFunc("POST /v1/check", func(w http.ResponseWriter, r *http.Request) {
-		s.reply(w, s.eng.CheckNow(""))
+		s.reply(w, s.eng.CheckNow(r.Context(), ""))
 	})
 	mux.HandleFunc("POST /v1/reload", s.reload)
 	mux.HandleFunc("GET /v1/servers/{name}/log", s.log)
-	mux.HandleFunc("GET /v1/export", s.export)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeBadRequest, fmt.Sprintf("no such API endpoint: %s %s (this daemon speaks v1)", r.Method, r.URL.Path))
 	})
@@ -203,13 +170,25 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Info{
 		PID: os.Getpid(), Version: s.opts.Version, Socket: s.opts.Socket,
-		ConfigPath: s.opts.ConfigPath, Started: s.started, API: "v1",
+		ConfigPath: s.eng.Status().ConfigPath, Started: s.started, API: "v1",
 	})
 }
 
 // changes streams a snapshot at once and then one after each change, at
 // most one per StreamInterval, until the client goes or the daemon stops.
+// Each message carries the transitions since the one before (the first,
+// those from ?since=N; none without it).
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
+	var tnext uint64
+	if r.URL.Query().Has("since") {
+		n, ok := sinceParam(w, r)
+		if !ok {
+			return
+		}
+		tnext = n
+	} else {
+		_, tnext = s.eng.Transitions(^uint64(0))
+	}
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -217,8 +196,11 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 	for {
 		// Take the channel before the snapshot: a change in between is
 		// then not missed.
-		ch := s.changedCh()
-		if err := enc.Encode(toWire(s.eng.Snapshot())); err != nil {
+		ch := s.eng.Watch()
+		msg := streamMessage{wireSnapshot: toWire(s.eng.Snapshot(), s.eng.Status())}
+		msg.Transitions, tnext = s.eng.Transitions(tnext)
+		msg.NextTransition = tnext
+		if err := enc.Encode(msg); err != nil {
 			return
 		}
 		if fl != nil {
@@ -237,18 +219,32 @@ func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// sinceParam reads ?since=N; a bad value is answered with 400.
+func sinceParam(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	v := r.URL.Query().Get("since")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("since=%q: want a sequence number", v))
+		return 0, false
+	}
+	return n, true
+}
+
 func (s *Server) command(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	var err error
 	switch action := r.PathValue("action"); action {
 	case "start":
-		err = s.eng.Start(name)
+		err = s.eng.Start(r.Context(), name)
 	case "stop":
-		err = s.eng.Stop(name)
+		err = s.eng.Stop(r.Context(), name)
 	case "restart":
-		err = s.eng.Restart(name)
+		err = s.eng.Restart(r.Context(), name)
 	case "check":
-		err = s.eng.CheckNow(name)
+		err = s.eng.CheckNow(r.Context(), name)
 	default:
 		writeError(w, http.StatusNotFound, codeBadRequest, fmt.Sprintf("unknown action %q (start, stop, restart or check)", action))
 		return
@@ -273,33 +269,23 @@ func (s *Server) reply(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) reload(w http.ResponseWriter, r *http.Request) {
-	if s.opts.ConfigPath == "" {
-		writeError(w, http.StatusConflict, codeConfig, "this daemon has no config file to reload")
-		return
-	}
-	cfg, err := s.opts.LoadConfig(s.opts.ConfigPath)
-	if err != nil {
+	res, err := s.eng.Reload(r.Context())
+	var ce *ConfigError
+	switch {
+	case errors.Is(err, ErrNoConfig):
+		writeError(w, http.StatusConflict, codeNoConfig, err.Error())
+	case errors.As(err, &ce):
 		// Keep running what runs; the file is what needs fixing.
-		writeError(w, http.StatusUnprocessableEntity, codeConfig, fmt.Sprintf("%v (nothing was changed)", err))
-		return
+		writeJSON(w, http.StatusUnprocessableEntity, errorBody{Error: err.Error(), Code: codeConfig, Problem: &ce.Diagnostic})
+	case err != nil:
+		s.reply(w, err)
+	default:
+		writeJSON(w, http.StatusOK, res)
 	}
-	s.eng.Reload(cfg.Servers)
-	res := ReloadResult{ConfigPath: cfg.Path, Servers: len(cfg.Servers)}
-	for _, d := range cfg.Diagnostics {
-		res.Diagnostics = append(res.Diagnostics, d.String())
-		if d.Severity == registry.SeverityError {
-			res.Errors++
-		}
-	}
-	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if s.eng.Snapshot().Server(name) == nil {
-		writeError(w, http.StatusNotFound, codeUnknownServer, fmt.Sprintf("%v: %q", supervisor.ErrUnknownServer, name))
-		return
-	}
 	var since uint64
 	if v := r.URL.Query().Get("since"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -309,8 +295,12 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 		}
 		since = n
 	}
+	lines, next, err := s.eng.Log(r.Context(), name, since)
+	if err != nil {
+		s.reply(w, err)
+		return
+	}
 	if r.URL.Query().Get("follow") == "" {
-		lines, next := s.eng.Log(name, since)
 		writeJSON(w, http.StatusOK, LogPage{Lines: orEmpty(lines), Next: next})
 		return
 	}
@@ -324,7 +314,6 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(s.opts.LogPoll)
 	defer tick.Stop()
 	for {
-		lines, next := s.eng.Log(name, since)
 		since = next
 		for _, l := range lines {
 			if err := enc.Encode(l); err != nil {
@@ -339,70 +328,10 @@ func (s *Server) log(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
-	}
-}
-
-func (s *Server) export(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	c, err := clients.Lookup(q.Get("client"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
-		return
-	}
-	if s.opts.ConfigPath == "" {
-		writeError(w, http.StatusConflict, codeConfig, "this daemon has no config file to export from")
-		return
-	}
-	cfg, err := s.opts.LoadConfig(s.opts.ConfigPath)
-	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, codeConfig, err.Error())
-		return
-	}
-	names := q["server"]
-	var servers []*registry.Server
-	for _, srv := range cfg.Servers {
-		named := false
-		for _, n := range names {
-			named = named || n == srv.Name
-		}
-		switch {
-		case len(names) > 0 && !named:
-		case srv.Invalid != nil && named:
-			writeError(w, http.StatusUnprocessableEntity, codeConfig, fmt.Sprintf("servers.%s is invalid: %v", srv.Name, srv.Invalid))
-			return
-		case srv.Invalid != nil, srv.Disabled && !named:
-		default:
-			servers = append(servers, srv)
+		if lines, next, err = s.eng.Log(r.Context(), name, since); err != nil {
+			return // the server was removed
 		}
 	}
-	for _, n := range names {
-		if cfg.Server(n) == nil {
-			writeError(w, http.StatusNotFound, codeUnknownServer, fmt.Sprintf("%v: %q in %s", supervisor.ErrUnknownServer, n, cfg.Path))
-			return
-		}
-	}
-	if len(servers) == 0 {
-		writeError(w, http.StatusUnprocessableEntity, codeConfig, "no servers to export in "+cfg.Path)
-		return
-	}
-	o := s.opts.ExportOptions(r.Context())
-	var res *clients.Result
-	switch f := q.Get("format"); f {
-	case "", "snippet":
-		res, err = c.Snippet(servers, o)
-	case "cli":
-		res, err = c.CLI(servers, o)
-	case "deeplink":
-		res, err = c.DeepLinks(servers, o)
-	default:
-		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("format must be snippet, cli or deeplink, not %q", f))
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, codeBadRequest, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, ExportResult{Data: string(res.Data), Warnings: res.Warnings, Notes: res.Notes})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -19,47 +19,47 @@ import (
 type wireSnapshot struct {
 	Time    time.Time         `json:"time"`
 	Servers []wireServerState `json:"servers"`
+	Engine  Status            `json:"engine"`
 }
 
 type wireServerState struct {
-	Name         string                 `json:"name"`
-	Server       *wireServer            `json:"server,omitempty"`
-	Transport    registry.Transport     `json:"transport"`
-	State        supervisor.State       `json:"state"`
-	Reason       string                 `json:"reason,omitempty"`
-	Since        time.Time              `json:"since"`
-	PID          int                    `json:"pid,omitempty"`
-	Command      string                 `json:"command,omitempty"`
-	ResolvedPath string                 `json:"resolvedPath,omitempty"`
-	StartedAt    time.Time              `json:"startedAt"`
-	Restarts     int                    `json:"restarts"`
-	NextAttempt  time.Time              `json:"nextAttempt"`
-	LastExit     *supervisor.ExitInfo   `json:"lastExit,omitempty"`
-	StderrTail   []supervisor.LogLine   `json:"stderrTail,omitempty"`
-	Diagnosis    *healthcheck.Diagnosis `json:"diagnosis,omitempty"`
-	Report       *wireReport            `json:"report,omitempty"`
-	Probes       wireProbes             `json:"probes"`
-	Era          healthcheck.Era        `json:"era,omitempty"`
+	Name         string                  `json:"name"`
+	Server       *registry.ServerJSON    `json:"server,omitempty"`
+	Transport    registry.Transport      `json:"transport"`
+	State        supervisor.State        `json:"state"`
+	Reason       string                  `json:"reason,omitempty"`
+	Since        time.Time               `json:"since"`
+	PID          int                     `json:"pid,omitempty"`
+	Command      string                  `json:"command,omitempty"`
+	ResolvedPath string                  `json:"resolvedPath,omitempty"`
+	StartedAt    time.Time               `json:"startedAt"`
+	Restarts     int                     `json:"restarts"`
+	NextAttempt  time.Time               `json:"nextAttempt"`
+	LastExit     *supervisor.ExitInfo    `json:"lastExit,omitempty"`
+	StderrTail   []supervisor.LogLine    `json:"stderrTail,omitempty"`
+	Diagnosis    *healthcheck.Diagnosis  `json:"diagnosis,omitempty"`
+	Report       *wireReport             `json:"report,omitempty"`
+	Probes       wireProbes              `json:"probes"`
+	Era          healthcheck.Era         `json:"era,omitempty"`
+	Warnings     []healthcheck.Diagnosis `json:"warnings,omitempty"`
+	LastLive     time.Time               `json:"lastLive"`
+	Failures     int                     `json:"failures,omitempty"`
+	Level        supervisor.Level        `json:"level,omitempty"`
 }
 
-// wireServer is a config entry as written (references unexpanded). The
-// socket is private to its user, and the GUI edits these entries, so env and
-// header values travel as written.
-type wireServer struct {
-	Name          string                 `json:"name"`
-	Command       string                 `json:"command,omitempty"`
-	Args          []string               `json:"args,omitempty"`
-	Env           map[string]string      `json:"env,omitempty"`
-	Cwd           string                 `json:"cwd,omitempty"`
-	URL           string                 `json:"url,omitempty"`
-	TransportName registry.Transport     `json:"transport,omitempty"`
-	Headers       map[string]string      `json:"headers,omitempty"`
-	Autostart     bool                   `json:"autostart"`
-	Restart       registry.RestartPolicy `json:"restart,omitempty"`
-	Disabled      bool                   `json:"disabled,omitempty"`
-	Description   string                 `json:"description,omitempty"`
-	Line          int                    `json:"line,omitempty"`
-	Invalid       string                 `json:"invalid,omitempty"`
+// streamMessage is one message of the change stream: a snapshot and the
+// transitions since the previous message.
+type streamMessage struct {
+	wireSnapshot
+	Transitions    []supervisor.Transition `json:"transitions,omitempty"`
+	NextTransition uint64                  `json:"nextTransition"`
+}
+
+// TransitionPage is a piece of the engine's transitions and the sequence
+// number to ask for next.
+type TransitionPage struct {
+	Transitions []supervisor.Transition `json:"transitions"`
+	Next        uint64                  `json:"next"`
 }
 
 // wireReport adds the connect latency, which Report keeps out of JSON.
@@ -74,14 +74,8 @@ type wireProbes struct {
 	Recent []time.Duration `json:"recent,omitempty"`
 }
 
-// invalidError is a config entry's problem rebuilt on the client side: the
-// text is all that crosses the socket.
-type invalidError struct{ msg string }
-
-func (e *invalidError) Error() string { return e.msg }
-
-func toWire(s supervisor.Snapshot) wireSnapshot {
-	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers))}
+func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
+	w := wireSnapshot{Time: s.Time, Servers: make([]wireServerState, 0, len(s.Servers)), Engine: status}
 	for i := range s.Servers {
 		st := &s.Servers[i]
 		ws := wireServerState{
@@ -89,18 +83,14 @@ func toWire(s supervisor.Snapshot) wireSnapshot {
 			PID: st.PID, Command: st.Command, ResolvedPath: st.ResolvedPath, StartedAt: st.StartedAt,
 			Restarts: st.Restarts, NextAttempt: st.NextAttempt, LastExit: st.LastExit,
 			StderrTail: st.StderrTail, Diagnosis: st.Diagnosis, Era: st.Era,
-			Probes: wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
+			Probes:   wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
+			Warnings: st.Warnings, LastLive: st.LastLive, Failures: st.Failures, Level: st.Level,
 		}
 		if srv := st.Server; srv != nil {
-			ws.Server = &wireServer{
-				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
-				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
-				Description: srv.Description, Line: srv.Line,
-			}
-			if srv.Invalid != nil {
-				ws.Server.Invalid = srv.Invalid.Error()
-			}
+			// The socket is private to its user, and the desktop app edits
+			// these entries: env and header values travel as written.
+			j := srv.JSON()
+			ws.Server = &j
 		}
 		if st.Report != nil {
 			ws.Report = &wireReport{Report: *st.Report, ConnectLatency: st.Report.ConnectLatency}
@@ -110,7 +100,7 @@ func toWire(s supervisor.Snapshot) wireSnapshot {
 	return w
 }
 
-func fromWire(w wireSnapshot) supervisor.Snapshot {
+func fromWire(w wireSnapshot) (supervisor.Snapshot, Status) {
 	s := supervisor.Snapshot{Time: w.Time, Servers: make([]supervisor.ServerState, 0, len(w.Servers))}
 	for i := range w.Servers {
 		ws := &w.Servers[i]
@@ -119,19 +109,12 @@ func fromWire(w wireSnapshot) supervisor.Snapshot {
 			PID: ws.PID, Command: ws.Command, ResolvedPath: ws.ResolvedPath, StartedAt: ws.StartedAt,
 			Restarts: ws.Restarts, NextAttempt: ws.NextAttempt, LastExit: ws.LastExit,
 			StderrTail: ws.StderrTail, Diagnosis: ws.Diagnosis, Era: ws.Era,
-			Probes: ws.Probes.ProbeStats,
+			Probes:   ws.Probes.ProbeStats,
+			Warnings: ws.Warnings, LastLive: ws.LastLive, Failures: ws.Failures, Level: ws.Level,
 		}
 		st.Probes.Recent = ws.Probes.Recent
-		if srv := ws.Server; srv != nil {
-			st.Server = &registry.Server{
-				Name: srv.Name, Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-				URL: srv.URL, TransportName: srv.TransportName, Headers: srv.Headers,
-				Autostart: srv.Autostart, Restart: srv.Restart, Disabled: srv.Disabled,
-				Description: srv.Description, Line: srv.Line,
-			}
-			if srv.Invalid != "" {
-				st.Server.Invalid = &invalidError{srv.Invalid}
-			}
+		if ws.Server != nil {
+			st.Server = ws.Server.Server()
 		}
 		if ws.Report != nil {
 			rep := ws.Report.Report
@@ -140,7 +123,7 @@ func fromWire(w wireSnapshot) supervisor.Snapshot {
 		}
 		s.Servers = append(s.Servers, st)
 	}
-	return s
+	return s, w.Engine
 }
 
 // Error codes in an error response, so that a client can give back the
@@ -150,12 +133,15 @@ const (
 	codeDisabled      = "disabled"
 	codeBadRequest    = "bad-request"
 	codeConfig        = "config"
+	codeNoConfig      = "no-config"
 	codeInternal      = "internal"
 )
 
 type errorBody struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
+	// Problem is where the config file does not load (code "config").
+	Problem *registry.Diagnostic `json:"problem,omitempty"`
 }
 
 func errorCode(err error) string {
@@ -193,11 +179,4 @@ type ReloadResult struct {
 	// error: …"); servers with errors are kept but not started.
 	Diagnostics []string `json:"diagnostics,omitempty"`
 	Errors      int      `json:"errors"`
-}
-
-// ExportResult is a client config produced by the daemon from its config.
-type ExportResult struct {
-	Data     string   `json:"data"`
-	Warnings []string `json:"warnings,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,14 +30,6 @@ func quote(line string) string {
 		line = line[:maxQuotedLine] + "…"
 	}
 	return fmt.Sprintf("%q", line)
-}
-
-func quoteAll(lines []string) []string {
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		out = append(out, quote(l))
-	}
-	return out
 }
 
 // safeURL is u without user info and query, which is where people put
@@ -67,10 +60,12 @@ func scrub(text, rawURL string) string {
 	return text
 }
 
-func noiseDiagnosis(lines []string, total int) Diagnosis {
-	ev := quoteAll(lines)
-	if total > len(lines) {
-		ev = append(ev, fmt.Sprintf("(%d more lines not kept)", total-len(lines)))
+// noiseDiagnosis explains stdout lines that were not MCP messages; ev is
+// the evidence kept for each (quoted, with why when it was JSON).
+func noiseDiagnosis(ev []string, total int) Diagnosis {
+	ev = slices.Clone(ev)
+	if total > len(ev) {
+		ev = append(ev, fmt.Sprintf("(%d more lines not kept)", total-len(ev)))
 	}
 	return Diagnosis{
 		Code: CodeStdoutNoise,
@@ -94,12 +89,12 @@ func handshakeTimeout(after time.Duration, st wireStats) *Diagnosis {
 		d.Message = "The server wrote nothing on stdout" + wait + ": it did not answer the handshake."
 		d.Fix = "Check that the command starts an MCP server speaking stdio (some servers need an argument such as \"stdio\"), and read its stderr for what it is waiting on."
 	case st.messages == 0:
-		d.Message = fmt.Sprintf("The server wrote only non-JSON on stdout (%d line(s))%s and never answered the handshake.", st.noiseTotal, wait)
-		d.Evidence = quoteAll(st.noise)
+		d.Message = fmt.Sprintf("The server wrote only lines that are not MCP messages on stdout (%d line(s))%s and never answered the handshake.", st.noiseTotal, wait)
+		d.Evidence = st.noise
 		d.Fix = "The lines quoted are what the server printed instead of MCP messages: make it log to stderr, or check it is started in stdio mode."
 	default:
 		d.Message = fmt.Sprintf("The server answered %d message(s) but did not finish the handshake%s (last request waiting: %s).", st.messages, wait, st.waitingOn)
-		d.Evidence = quoteAll(st.noise)
+		d.Evidence = st.noise
 		d.Fix = "The server is stuck during startup: read its stderr, or raise startup_timeout if it is merely slow."
 	}
 	return d
@@ -121,11 +116,11 @@ func exitedDuringHandshake(st wireStats, duringDiscover bool) *Diagnosis {
 	d := &Diagnosis{
 		Code:     CodeExitedDuringStartup,
 		Message:  "The server exited during the MCP handshake.",
-		Evidence: quoteAll(st.noise),
+		Evidence: st.noise,
 		Fix:      "Read the server's last stderr lines: it usually says why it stopped (a missing argument, an unset variable, a crash).",
 	}
 	if duringDiscover {
-		d.Message = "The server exited while answering server/discover, before initialize; some legacy servers stop on a method they do not know."
+		d.Message = "The server exited on server/discover (the first request it got), before answering anything; some legacy servers stop on a method they do not know before initialize."
 		d.Fix = "Start it again and connect with initialize directly (mcptray does this by itself)."
 		d.Err = ErrDiedDuringDiscover
 	}

@@ -13,7 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,6 +65,15 @@ func runHelper(mode string) int {
 //	hang-probes       answer the handshake, never ping nor a string-id discover
 //	modern            answer server/discover as a 2026-07-28 server
 //	noisy-later       print a non-JSON line after initialize
+//	exit-on-discover-late  like exit-on-discover, but a slow reader: exit
+//	                  only once the line after server/discover has come in
+//	stray-reply       print replies to ids 1 and 2 before reading anything
+//	invalid-frame     print {"jsonrpc":"2.0"} before reading anything
+//	unmatched-reply   answer initialize with a reply to id 999 first
+//	huge-line         print a 17 MiB notification before reading anything
+//	huge-reply        answer tools/list with 17 MiB
+//	stray-on-init     print a canned reply to id 1 before answering initialize
+//	flood=N           answer each ping after N notifications/message
 func serveFake(mode string) {
 	has := func(m string) bool { return strings.Contains(","+mode+",", ","+m+",") }
 	for _, part := range strings.Split(mode, ",") {
@@ -75,6 +84,26 @@ func serveFake(mode string) {
 	}
 	if has("banner") {
 		fmt.Println("fake server 0.1 listening on stdio")
+	}
+	if has("stray-reply") {
+		fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+		fmt.Println(`{"jsonrpc":"2.0","id":2,"result":{}}`)
+	}
+	if has("invalid-frame") {
+		fmt.Println(`{"jsonrpc":"2.0"}`)
+	}
+	if has("huge-line") {
+		w := bufio.NewWriter(os.Stdout)
+		w.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`)
+		w.WriteString(strings.Repeat("x", 17<<20))
+		w.WriteString("\"}}\n")
+		w.Flush()
+	}
+	flood := 0
+	for _, part := range strings.Split(mode, ",") {
+		if n, ok := strings.CutPrefix(part, "flood="); ok {
+			flood, _ = strconv.Atoi(n)
+		}
 	}
 	if has("silent") {
 		_, _ = io.Copy(io.Discard, os.Stdin)
@@ -93,6 +122,7 @@ func serveFake(mode string) {
 	}
 	info := map[string]any{"name": "fake", "version": "0.1"}
 	initialized := false
+	sawDiscover := false
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
 	for in.Scan() {
@@ -103,7 +133,13 @@ func serveFake(mode string) {
 				Cursor string `json:"cursor"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(in.Bytes(), &req) != nil || len(req.ID) == 0 {
+		if json.Unmarshal(in.Bytes(), &req) != nil {
+			continue
+		}
+		if sawDiscover {
+			os.Exit(3)
+		}
+		if len(req.ID) == 0 {
 			continue
 		}
 		probe := strings.HasPrefix(string(req.ID), `"`)
@@ -112,6 +148,8 @@ func serveFake(mode string) {
 			switch {
 			case has("exit-on-discover") && !initialized:
 				os.Exit(3)
+			case has("exit-on-discover-late") && !initialized:
+				sawDiscover = true
 			case has("ignore-discover"):
 			case has("hang-probes") && probe:
 			case has("modern"):
@@ -135,12 +173,23 @@ func serveFake(mode string) {
 			if has("bad-version") {
 				v = "2023-01-01"
 			}
+			if has("unmatched-reply") {
+				reply(json.RawMessage("999"), map[string]any{})
+			}
+			if has("stray-on-init") {
+				reply(json.RawMessage("1"), map[string]any{})
+			}
 			reply(req.ID, map[string]any{"protocolVersion": v, "capabilities": caps, "serverInfo": info, "instructions": "fake legacy server"})
 			initialized = true
 			if has("noisy-later") {
 				fmt.Println("debug: client connected")
 			}
 		case "tools/list":
+			if has("huge-reply") {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big","description":"%s","inputSchema":{"type":"object"}}]}}`+"\n",
+					req.ID, strings.Repeat("x", 17<<20))
+				continue
+			}
 			tool := func(n string) map[string]any {
 				return map[string]any{"name": n, "description": "tool " + n, "inputSchema": map[string]any{"type": "object"}}
 			}
@@ -159,6 +208,13 @@ func serveFake(mode string) {
 		case "prompts/list":
 			fail(req.ID, -32603, "prompt store unavailable")
 		case "ping":
+			if flood > 0 {
+				w := bufio.NewWriterSize(os.Stdout, 64<<10)
+				for i := range flood {
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"n%d"}}`+"\n", i)
+				}
+				w.Flush()
+			}
 			if !has("hang-probes") {
 				reply(req.ID, map[string]any{})
 			}
@@ -194,7 +250,7 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +273,7 @@ func startProc(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Cleanup(func() {
 		inW.Close()
 		outR.Close()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-p.exited
 	})
 	return p
@@ -310,4 +366,125 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// writeWatcher passes writes through and shows the test each one.
+type writeWatcher struct {
+	io.WriteCloser
+	lines chan string
+}
+
+func (w writeWatcher) Write(p []byte) (int, error) {
+	n, err := w.WriteCloser.Write(p)
+	select {
+	case w.lines <- string(p):
+	default: // a test that stopped watching does not block the wire
+	}
+	return n, err
+}
+
+// watchWrites makes every line mcptray writes to the server visible.
+func watchWrites(tg *Target) <-chan string {
+	ch := make(chan string, 256)
+	tg.Stdin = writeWatcher{tg.Stdin, ch}
+	return ch
+}
+
+// waitWrite waits until mcptray has written a line containing part.
+func waitWrite(t *testing.T, lines <-chan string, part string) {
+	t.Helper()
+	guard := time.NewTimer(30 * time.Second) // only a hang guard
+	defer guard.Stop()
+	for {
+		select {
+		case l := <-lines:
+			if strings.Contains(l, part) {
+				return
+			}
+		case <-guard.C:
+			t.Fatalf("mcptray never wrote %s", part)
+		}
+	}
+}
+
+type connectResult struct {
+	s   *Session
+	err error
+}
+
+func connectAsync(ctx context.Context, tg Target, opts *Options) <-chan connectResult {
+	ch := make(chan connectResult, 1)
+	go func() {
+		s, err := Connect(ctx, tg, opts)
+		ch <- connectResult{s, err}
+	}()
+	return ch
+}
+
+// deadlineCtx is a context the test ends as a deadline would, when it
+// chooses (the supervisor's timers cancel with such a cause).
+func deadlineCtx(t *testing.T) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	return ctx, func() { cancel(context.DeadlineExceeded) }
+}
+
+// readWatcher passes reads through and tells the test, as each Read
+// begins, how many bytes were read before: once the wire asks for more,
+// it has taken every line it read so far.
+type readWatcher struct {
+	io.ReadCloser
+	total *atomic.Int64
+	reads chan int64
+}
+
+func (r readWatcher) Read(p []byte) (int, error) {
+	select {
+	case r.reads <- r.total.Load():
+	default:
+	}
+	n, err := r.ReadCloser.Read(p)
+	r.total.Add(int64(n))
+	return n, err
+}
+
+// watchReads makes the wire's reads of the server's stdout visible.
+func watchReads(tg *Target) <-chan int64 {
+	ch := make(chan int64, 256)
+	tg.Stdout = readWatcher{tg.Stdout, new(atomic.Int64), ch}
+	return ch
+}
+
+// waitTaken waits until the wire has read and taken n bytes of stdout.
+func waitTaken(t *testing.T, reads <-chan int64, n int64) {
+	t.Helper()
+	guard := time.NewTimer(30 * time.Second) // only a hang guard
+	defer guard.Stop()
+	for {
+		select {
+		case got := <-reads:
+			if got >= n {
+				return
+			}
+		case <-guard.C:
+			t.Fatalf("the wire never took %d bytes of stdout", n)
+		}
+	}
+}
+
+// connectPastDiscoverTimeout connects to a fake server in mode on a fake
+// clock, and moves the clock past the server/discover timeout once its
+// timer runs.
+func connectPastDiscoverTimeout(t *testing.T, mode string) connectResult {
+	t.Helper()
+	p := startHelper(t, mode)
+	clock := newFakeClock()
+	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
+	clock.waitTimer(t, DefaultDiscoverTimeout)
+	clock.Advance(DefaultDiscoverTimeout)
+	r := <-res
+	if r.s != nil {
+		t.Cleanup(func() { r.s.Close() })
+	}
+	return r
 }

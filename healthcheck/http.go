@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -66,6 +67,7 @@ func (ex *httpExchange) evidence() []string {
 // adds the configured headers and keeps the facts of the latest exchange,
 // because the SDK's errors say "Not Found" and drop the rest.
 type recorder struct {
+	clock   Clock
 	base    http.RoundTripper
 	headers map[string]string
 
@@ -81,7 +83,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	if req.Method == http.MethodDelete {
-		ctx, cancel := context.WithTimeout(req.Context(), deleteTimeout)
+		ctx, cancel := withClockTimeout(req.Context(), r.clock, deleteTimeout)
 		defer cancel()
 		req = req.WithContext(ctx)
 	}
@@ -148,7 +150,7 @@ func (t *teeBody) Read(p []byte) (int, error) {
 }
 
 // newHTTPClient returns a client sending the server's headers through rec.
-func newHTTPClient(base *http.Client, headers map[string]string) (*http.Client, *recorder) {
+func newHTTPClient(base *http.Client, headers map[string]string, clock Clock) (*http.Client, *recorder) {
 	c := &http.Client{}
 	if base != nil {
 		*c = *base
@@ -157,7 +159,7 @@ func newHTTPClient(base *http.Client, headers map[string]string) (*http.Client, 
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	rec := &recorder{base: rt, headers: headers}
+	rec := &recorder{clock: clock, base: rt, headers: headers}
 	c.Transport = rec
 	return c, rec
 }
@@ -185,8 +187,12 @@ func (d *detachedSSE) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // modernHTTPCall POSTs one stateless request (2026-07-28 needs no session)
 // and decodes its reply, sent either as JSON or as an event stream.
-func modernHTTPCall(ctx context.Context, client *http.Client, endpoint, version, method string, id string, params any) (json.RawMessage, error) {
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+func modernHTTPCall(ctx context.Context, client *http.Client, endpoint, version, method string, id jsonrpc.ID, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	body, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: method, Params: raw})
 	if err != nil {
 		return nil, err
 	}
@@ -239,20 +245,18 @@ func modernHTTPCall(ctx context.Context, client *http.Client, endpoint, version,
 	}
 }
 
-var errNotOurs = fmt.Errorf("not the reply to our request")
+var errNotOurs = errors.New("not the reply to our request")
 
-func decodeReply(data []byte, id string) (json.RawMessage, error) {
-	var m incoming
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("the reply is not JSON: %w", err)
+func decodeReply(data []byte, id jsonrpc.ID) (json.RawMessage, error) {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return nil, fmt.Errorf("the reply is not a JSON-RPC message: %w", err)
 	}
-	if m.Method != "" || string(m.ID) != fmt.Sprintf("%q", id) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.ID != id {
 		return nil, errNotOurs
 	}
-	if m.Error != nil {
-		return nil, m.Error
-	}
-	return m.Result, nil
+	return resp.Result, resp.Error
 }
 
 func baseMediaType(ct string) string {

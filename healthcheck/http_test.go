@@ -133,9 +133,11 @@ func TestRemoteFailures(t *testing.T) {
 	defer rest.Close()
 	tlsSrv := httptest.NewTLSServer(demoHandler(true))
 	defer tlsSrv.Close()
+	arrived := make(chan struct{}, 16)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Reading the body lets the server notice the client going away.
 		_, _ = io.Copy(io.Discard, r.Body)
+		arrived <- struct{}{}
 		<-r.Context().Done()
 	}))
 	defer hang.Close()
@@ -158,15 +160,24 @@ func TestRemoteFailures(t *testing.T) {
 		{"connection refused over sse", refused, registry.TransportSSE, 0, CodeConnectionRefused, []string{"127.0.0.1"}},
 		{"dns error", "http://mcptray-test-host.invalid/mcp", "", 0, CodeDNSError, []string{"mcptray-test-host.invalid"}},
 		{"tls error", tlsSrv.URL, "", 0, CodeTLSError, []string{"not trusted"}},
-		{"no answer", hang.URL, "", 700 * time.Millisecond, CodeHandshakeTimeout, []string{hang.URL}},
+		{"no answer", hang.URL, "", time.Second, CodeHandshakeTimeout, []string{hang.URL, "within 1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			timeout := tt.timeout
-			if timeout == 0 {
-				timeout = 20 * time.Second
+			ctx := ctxTimeout(t, 20*time.Second)
+			clock := newFakeClock()
+			var err error
+			if tt.timeout == 0 {
+				_, err = Connect(ctx, remote("r", tt.url, tt.tr, nil), &Options{Clock: clock})
+			} else {
+				// The deadline passes once the request is in.
+				ctx, deadline := deadlineCtx(t)
+				res := connectAsync(ctx, remote("r", tt.url, tt.tr, nil), &Options{Clock: clock})
+				<-arrived
+				clock.Advance(tt.timeout)
+				deadline()
+				err = (<-res).err
 			}
-			_, err := Connect(ctxTimeout(t, timeout), remote("r", tt.url, tt.tr, nil), nil)
 			d := asDiagnosis(t, err)
 			t.Logf("%s\n  evidence: %q\n  fix: %s", d.Message, d.Evidence, d.Fix)
 			if d.Code != tt.code {
@@ -187,10 +198,11 @@ func TestRemoteFailures(t *testing.T) {
 
 // hangOnProbe passes everything to next except mcptray's own probes,
 // which it never answers.
-func hangOnProbe(next http.Handler) http.Handler {
+func hangOnProbe(arrived chan<- struct{}, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if bytes.Contains(body, []byte(probeIDPrefix)) {
+			arrived <- struct{}{}
 			<-r.Context().Done()
 			return
 		}
@@ -200,9 +212,11 @@ func hangOnProbe(next http.Handler) http.Handler {
 }
 
 func TestRemoteProbeHangs(t *testing.T) {
-	srv := httptest.NewServer(hangOnProbe(demoHandler(true)))
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(hangOnProbe(arrived, demoHandler(true)))
 	defer srv.Close()
-	s, err := Connect(ctxTimeout(t, 20*time.Second), remote("h", srv.URL, "", nil), nil)
+	clock := newFakeClock()
+	s, err := Connect(ctxTimeout(t, 20*time.Second), remote("h", srv.URL, "", nil), &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +224,16 @@ func TestRemoteProbeHangs(t *testing.T) {
 	if s.Report().Era != EraModern {
 		t.Fatalf("era %s", s.Report().Era)
 	}
-	_, err = s.Probe(ctxTimeout(t, 300*time.Millisecond))
-	if d := asDiagnosis(t, err); d.Code != CodeProbeTimeout || !strings.Contains(d.Message, "server/discover") {
+	ctx, deadline := deadlineCtx(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Probe(ctx)
+		errc <- err
+	}()
+	<-arrived
+	clock.Advance(3 * time.Second)
+	deadline()
+	if d := asDiagnosis(t, <-errc); d.Code != CodeProbeTimeout || !strings.Contains(d.Message, "did not answer server/discover within 3s") {
 		t.Fatalf("got %+v", d)
 	}
 }

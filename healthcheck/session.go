@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,8 +62,12 @@ type Options struct {
 	OnNoise func(line string)
 	// Logger receives debug records about era detection; nil discards.
 	Logger *slog.Logger
-	// Now is the clock for latencies (nil: time.Now).
-	Now func() time.Time
+	// Clock runs every timeout of the package and measures latencies
+	// (nil: the real clock). The caller's context bounds the rest.
+	Clock Clock
+	// Authorizer returns the stored sign-in for a remote server's URL (see
+	// [StoredAuth]), or nil when there is none. Nil means no sign-ins.
+	Authorizer func(serverURL string) auth.OAuthHandler
 }
 
 func (o *Options) withDefaults() Options {
@@ -83,8 +87,8 @@ func (o *Options) withDefaults() Options {
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
-	if r.Now == nil {
-		r.Now = time.Now
+	if r.Clock == nil {
+		r.Clock = realClock{}
 	}
 	return r
 }
@@ -96,7 +100,7 @@ type Session struct {
 	transport registry.Transport // the transport actually used
 	cs        *mcp.ClientSession
 
-	wire *stdioWire // stdio only
+	wire *stdioConn // stdio only
 
 	httpClient *http.Client // remote only
 	url        string
@@ -122,6 +126,12 @@ func (s *Session) Transport() registry.Transport { return s.transport }
 // answering server/discover yields an error wrapping ErrDiedDuringDiscover:
 // start it again and connect with EraHint = EraLegacy. A failing list does
 // not fail Connect: it is a list-failed diagnosis in the report.
+//
+// When ctx ends the handshake, who ended it decides the answer. A deadline
+// is a handshake-timeout, whatever the process does after mcptray closed
+// its pipes. A cancel with a cause (context.WithCancelCause) returns an
+// error wrapping that cause. A bare cancel after the process exited (the
+// supervisor cancels so when it sees the exit) is the exit's diagnosis.
 func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	o := opts.withDefaults()
 	if t.Server == nil {
@@ -173,85 +183,42 @@ func sessionOptions(hint Era) *mcp.ClientSessionOptions {
 	return &mcp.ClientSessionOptions{ProtocolVersion: ModernVersion}
 }
 
-var errProcessExited = errors.New("the server process exited")
-
-func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
-	if t.Stdin == nil || t.Stdout == nil {
-		return nil, &Diagnosis{Code: CodeInvalidConfig, Message: fmt.Sprintf("Server %q is a stdio server but no pipes were handed over.", t.Server.Name)}
+// fillHandshake records what the handshake returned.
+func (s *Session) fillHandshake(res *mcp.InitializeResult, latency time.Duration) {
+	r := &s.report
+	r.ConnectLatency = latency
+	r.ProtocolVersion = res.ProtocolVersion
+	r.Era = EraLegacy
+	if res.ProtocolVersion >= ModernVersion {
+		r.Era = EraModern
 	}
-	w := newStdioWire(t.Stdin, t.Stdout, o.DiscoverTimeout, o.OnNoise)
-	hctx, cancel := context.WithCancelCause(ctx)
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		if t.Exited == nil {
-			return
-		}
-		select {
-		case <-t.Exited:
-		case <-hctx.Done():
-			return
-		}
-		// Let the reader drain what the process wrote before it died.
-		select {
-		case <-w.done:
-		case <-time.After(exitGrace):
-		case <-hctx.Done():
-			return
-		}
-		w.processEnded()
-		cancel(errProcessExited)
-	}()
-	start := o.Now()
-	cs, err := newClient(o).Connect(hctx, &mcp.IOTransport{Reader: w.sdkReader(), Writer: w.sdkWriter()}, sessionOptions(t.EraHint))
-	latency := o.Now().Sub(start)
-	cancel(nil)
-	<-watchDone
-	if err != nil {
-		w.Close()
-		return nil, stdioFailure(ctx, err, w, latency)
+	if res.ServerInfo != nil {
+		r.ServerInfo = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version, Title: res.ServerInfo.Title}
 	}
-	res := cs.InitializeResult()
-	s := &Session{opts: o, transport: registry.TransportStdio, cs: cs, wire: w}
-	s.fillHandshake(res, latency)
-	w.mu.Lock()
-	caps, outcome := w.capabilities, w.outcome
-	w.mu.Unlock()
-	if len(caps) > 0 {
-		s.report.Capabilities = slices.Clone(caps)
+	r.Instructions = res.Instructions
+	caps := res.Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
 	}
-	switch {
-	case t.EraHint == EraLegacy:
-		s.report.EraSource = "remembered from an earlier start; initialize"
-	case s.report.Era == EraModern:
-		s.report.EraSource = "server/discover answered"
-	case outcome == discoverUnanswered:
-		s.report.EraSource = fmt.Sprintf("server/discover unanswered within %s; initialize", o.DiscoverTimeout)
-	case outcome == discoverError:
-		s.report.EraSource = "server/discover refused; initialize"
-	default:
-		s.report.EraSource = "server/discover offered no modern version in common; initialize"
-	}
-	o.Logger.Debug("handshake done", "server", t.Server.Name, "era", s.report.Era, "version", s.report.ProtocolVersion, "how", s.report.EraSource)
-	return s, nil
+	r.Capabilities, _ = json.Marshal(caps)
 }
 
-func stdioFailure(ctx context.Context, err error, w *stdioWire, latency time.Duration) error {
-	st := w.stats()
-	w.mu.Lock()
-	died, ended, offered, answered := w.diedInDiscover, w.ended, w.offered, w.answered
-	w.mu.Unlock()
-	switch {
-	case died:
-		return exitedDuringHandshake(st, true)
-	case ended:
-		return exitedDuringHandshake(st, false)
-	case timedOut(ctx):
-		return handshakeTimeout(latency, st)
-	case ctx.Err() != nil:
-		return fmt.Errorf("connecting: %w", ctx.Err())
+// Report returns what Connect found, plus the stdout noise seen so far.
+// The caller owns the copy.
+func (s *Session) Report() *Report {
+	r := s.report
+	r.Capabilities = slices.Clone(s.report.Capabilities)
+	r.Tools = slices.Clone(s.report.Tools)
+	r.Resources = slices.Clone(s.report.Resources)
+	r.ResourceTemplates = slices.Clone(s.report.ResourceTemplates)
+	r.Prompts = slices.Clone(s.report.Prompts)
+	r.Diagnoses = slices.Clone(s.report.Diagnoses)
+	if s.wire != nil {
+		if st := s.wire.stats(); st.noiseTotal > 0 {
+			r.Diagnoses = append([]Diagnosis{noiseDiagnosis(st.noise, st.noiseTotal)}, r.Diagnoses...)
+		}
 	}
-	return handshakeError(err, offered, answered)
+	return &r
 }
 
 // handshakeError explains an error the server itself gave to the handshake.
@@ -291,315 +258,6 @@ func unsupportedVersion(err error) (string, bool) {
 	return v, true
 }
 
-func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
-	srv := t.Server
-	client, rec := newHTTPClient(o.HTTPClient, srv.Headers)
-	s := &Session{opts: o, transport: srv.Transport(), httpClient: client, url: srv.URL}
-	start := o.Now()
-	var err error
-	if s.transport == registry.TransportSSE {
-		err = s.connectSSE(ctx, client)
-	} else {
-		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: true}
-		s.cs, err = newClient(o).Connect(ctx, tr, sessionOptions(t.EraHint))
-		if err != nil {
-			d := remoteFailure(ctx, err, rec, srv.URL, o.Now().Sub(start))
-			last := rec.latest()
-			if ctx.Err() != nil || last == nil || (last.status != 400 && last.status != 404 && last.status != 405) {
-				return nil, d
-			}
-			// Maybe an old HTTP+SSE endpoint: POST is refused there, GET
-			// opens the event stream.
-			if sseErr := s.connectSSE(ctx, client); sseErr != nil {
-				return nil, d
-			}
-			s.transport, err = registry.TransportSSE, nil
-			s.report.Diagnoses = append(s.report.Diagnoses, deprecatedTransport(srv.URL))
-		}
-	}
-	latency := o.Now().Sub(start)
-	if err != nil {
-		return nil, remoteFailure(ctx, err, rec, srv.URL, latency)
-	}
-	s.fillHandshake(s.cs.InitializeResult(), latency)
-	switch {
-	case s.transport == registry.TransportSSE:
-		s.report.EraSource = "HTTP+SSE transport (legacy only); initialize"
-	case t.EraHint == EraLegacy:
-		s.report.EraSource = "remembered from an earlier start; initialize"
-	case s.report.Era == EraModern:
-		s.report.EraSource = "server/discover answered"
-	default:
-		s.report.EraSource = "server/discover refused; initialize"
-		if ex := rec.firstDiscover(); ex != nil && ex.status != 0 && ex.status != http.StatusOK {
-			s.report.EraSource = fmt.Sprintf("server/discover refused (HTTP %d); initialize", ex.status)
-		}
-	}
-	o.Logger.Debug("handshake done", "server", srv.Name, "era", s.report.Era, "version", s.report.ProtocolVersion, "how", s.report.EraSource)
-	return s, nil
-}
-
-func (s *Session) connectSSE(ctx context.Context, client *http.Client) error {
-	tr := &detachedSSE{inner: &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: client}}
-	// HTTP+SSE predates server/discover: go straight to initialize.
-	cs, err := newClient(s.opts).Connect(ctx, tr, sessionOptions(EraLegacy))
-	if err != nil {
-		if tr.stop != nil {
-			tr.stop()
-		}
-		return err
-	}
-	s.cs, s.stopSSE = cs, tr.stop
-	return nil
-}
-
-// remoteFailure explains a failed remote handshake from what the recorder
-// saw, since the SDK's error keeps little more than a status text.
-func remoteFailure(ctx context.Context, err error, rec *recorder, rawURL string, after time.Duration) error {
-	last := rec.latest()
-	switch {
-	case timedOut(ctx):
-		return remoteTimeout(after, safeURL(rawURL), last)
-	case ctx.Err() != nil:
-		return fmt.Errorf("connecting: %w", ctx.Err())
-	}
-	// The recorded round trip says it plainest; the SDK's error wraps it.
-	if last != nil && last.err != nil {
-		if d := networkDiagnosis(last.err, rawURL); d != nil {
-			return d
-		}
-	}
-	if d := networkDiagnosis(err, rawURL); d != nil {
-		return d
-	}
-	if last != nil && last.status >= 400 {
-		return httpDiagnosis(last)
-	}
-	if _, ok := unsupportedVersion(err); ok {
-		return handshakeError(err, LatestLegacyVersion, "")
-	}
-	var werr *jsonrpc.Error
-	if errors.As(err, &werr) {
-		return handshakeError(err, "", "")
-	}
-	if last != nil && last.status >= 200 && last.status < 300 {
-		return notMCP(last)
-	}
-	return handshakeError(err, "", "")
-}
-
-// fillHandshake records what the handshake returned.
-func (s *Session) fillHandshake(res *mcp.InitializeResult, latency time.Duration) {
-	r := &s.report
-	r.ConnectLatency = latency
-	r.ProtocolVersion = res.ProtocolVersion
-	r.Era = EraLegacy
-	if res.ProtocolVersion >= ModernVersion {
-		r.Era = EraModern
-	}
-	if res.ServerInfo != nil {
-		r.ServerInfo = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version, Title: res.ServerInfo.Title}
-	}
-	r.Instructions = res.Instructions
-	caps := res.Capabilities
-	if caps == nil {
-		caps = &mcp.ServerCapabilities{}
-	}
-	r.Capabilities, _ = json.Marshal(caps)
-}
-
-// maxPages stops a server that hands out cursors forever.
-const maxPages = 1000
-
-// discover lists what the server declared, every page. The lists go out
-// at once (JSON-RPC allows requests in flight together), so discovery costs
-// one round trip rather than four. A failing list is a list-failed diagnosis
-// (the server is degraded), not an error.
-func (s *Session) discover(ctx context.Context) error {
-	caps := s.cs.InitializeResult().Capabilities
-	if caps == nil {
-		caps = &mcp.ServerCapabilities{}
-	}
-	r := &s.report
-	r.Tools, r.Resources, r.ResourceTemplates, r.Prompts = []Tool{}, []Resource{}, []ResourceTemplate{}, []Prompt{}
-	type list struct {
-		what string
-		page func(cursor string) (next string, err error)
-	}
-	var lists []list
-	if caps.Tools != nil {
-		lists = append(lists, list{"tools", func(cur string) (string, error) {
-			res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
-			if err != nil {
-				return "", err
-			}
-			for _, t := range res.Tools {
-				schema, _ := json.Marshal(t.InputSchema)
-				r.Tools = append(r.Tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
-			}
-			return res.NextCursor, nil
-		}})
-	}
-	if caps.Resources != nil {
-		lists = append(lists, list{"resources", func(cur string) (string, error) {
-			res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
-			if err != nil {
-				return "", err
-			}
-			for _, x := range res.Resources {
-				r.Resources = append(r.Resources, Resource{URI: x.URI, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
-			}
-			return res.NextCursor, nil
-		}}, list{"resource templates", func(cur string) (string, error) {
-			res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
-			if err != nil {
-				return "", err
-			}
-			for _, x := range res.ResourceTemplates {
-				r.ResourceTemplates = append(r.ResourceTemplates, ResourceTemplate{URITemplate: x.URITemplate, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
-			}
-			return res.NextCursor, nil
-		}})
-	}
-	if caps.Prompts != nil {
-		lists = append(lists, list{"prompts", func(cur string) (string, error) {
-			res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
-			if err != nil {
-				return "", err
-			}
-			for _, p := range res.Prompts {
-				pr := Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
-				for _, a := range p.Arguments {
-					pr.Arguments = append(pr.Arguments, PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-				}
-				r.Prompts = append(r.Prompts, pr)
-			}
-			return res.NextCursor, nil
-		}})
-	}
-	// Each list fills its own field of the report; errors keep list order.
-	errs := make([]error, len(lists))
-	var wg sync.WaitGroup
-	for i, l := range lists {
-		wg.Go(func() { errs[i] = paginate(ctx, l.page) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			r.Diagnoses = append(r.Diagnoses, listFailed(lists[i].what, err))
-		}
-	}
-	if s.wire != nil {
-		s.wire.mu.Lock()
-		ended := s.wire.ended
-		s.wire.mu.Unlock()
-		if ended {
-			return exitedDuringHandshake(s.wire.stats(), false)
-		}
-	}
-	return nil
-}
-
-// paginate calls page with each cursor until the server gives none.
-func paginate(ctx context.Context, page func(cursor string) (next string, err error)) error {
-	seen := map[string]bool{}
-	cursor := ""
-	for range maxPages {
-		next, err := page(cursor)
-		if err != nil {
-			return err
-		}
-		if next == "" {
-			return nil
-		}
-		if seen[next] {
-			return fmt.Errorf("the server returned cursor %q twice; its pagination loops", next)
-		}
-		seen[next] = true
-		cursor = next
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("more than %d pages; stopped", maxPages)
-}
-
-// Report returns what Connect found, plus the stdout noise seen so far.
-// The caller owns the copy.
-func (s *Session) Report() *Report {
-	r := s.report
-	r.Capabilities = slices.Clone(s.report.Capabilities)
-	r.Tools = slices.Clone(s.report.Tools)
-	r.Resources = slices.Clone(s.report.Resources)
-	r.ResourceTemplates = slices.Clone(s.report.ResourceTemplates)
-	r.Prompts = slices.Clone(s.report.Prompts)
-	r.Diagnoses = slices.Clone(s.report.Diagnoses)
-	if s.wire != nil {
-		if st := s.wire.stats(); st.noiseTotal > 0 {
-			r.Diagnoses = append([]Diagnosis{noiseDiagnosis(st.noise, st.noiseTotal)}, r.Diagnoses...)
-		}
-	}
-	return &r
-}
-
-// Probe checks the server is alive and answering: ping for legacy servers,
-// server/discover for modern ones (2026-07-28 removed ping). A failure is a
-// *Diagnosis: probe-timeout when ctx's deadline passed, probe-failed
-// otherwise.
-func (s *Session) Probe(ctx context.Context) (time.Duration, error) {
-	start := s.opts.Now()
-	var err error
-	switch {
-	case s.report.Era == EraLegacy:
-		err = s.cs.Ping(ctx, nil)
-	case s.wire != nil:
-		_, err = s.wire.call(ctx, "server/discover", s.discoverParams())
-	default:
-		id := fmt.Sprintf("%s%d", probeIDPrefix, s.probeSeq.Add(1))
-		_, err = modernHTTPCall(ctx, s.httpClient, s.url, s.report.ProtocolVersion, "server/discover", id, s.discoverParams())
-	}
-	took := s.opts.Now().Sub(start)
-	if err == nil {
-		return took, nil
-	}
-	method := "server/discover"
-	if s.report.Era == EraLegacy {
-		method = "ping"
-	}
-	if timedOut(ctx) {
-		return took, &Diagnosis{
-			Code:     CodeProbeTimeout,
-			Message:  fmt.Sprintf("The server did not answer %s within %s: it is alive but hung, or overloaded.", method, took.Round(time.Millisecond)),
-			Evidence: []string{fmt.Sprintf("%s sent, no reply after %s", method, took.Round(time.Millisecond))},
-			Fix:      "Restart the server; if it happens again, read its stderr for what it is stuck on, or raise probe_timeout.",
-			Err:      err,
-		}
-	}
-	msg := err.Error()
-	if s.url != "" {
-		msg = scrub(msg, s.url)
-	}
-	d := &Diagnosis{
-		Code:     CodeProbeFailed,
-		Message:  fmt.Sprintf("The liveness probe (%s) failed: %s", method, firstLine(msg)),
-		Evidence: []string{msg},
-		Fix:      "Restart the server; read its stderr or logs if it keeps failing.",
-		Err:      err,
-	}
-	if errors.Is(err, errStdoutClosed) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
-		d.Message = fmt.Sprintf("The liveness probe (%s) failed: the connection to the server is closed.", method)
-	}
-	return took, d
-}
-
-func (s *Session) discoverParams() map[string]any {
-	return map[string]any{"_meta": map[string]any{
-		mcp.MetaKeyProtocolVersion:    s.report.ProtocolVersion,
-		mcp.MetaKeyClientCapabilities: map[string]any{},
-		mcp.MetaKeyClientInfo:         map[string]any{"name": s.opts.ClientName, "version": s.opts.ClientVersion},
-	}}
-}
-
 // Close ends the session. For stdio it closes the pipes (the server sees
 // EOF on stdin); it never waits for the process, which the supervisor owns,
 // and waits at most about a second for the SDK to wind down.
@@ -607,22 +265,29 @@ func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		if s.wire != nil {
 			// Pipes first, so nothing in flight can hold the SDK's Close.
-			s.wire.Close()
+			s.wire.shutdown()
 		}
-		done := make(chan error, 1)
-		go func() { done <- s.cs.Close() }()
-		select {
-		case err := <-done:
-			if s.wire == nil { // a closed pipe is the expected stdio outcome
-				s.closeErr = err
-			}
-		case <-time.After(closeWait):
+		var err error
+		done := make(chan struct{})
+		go func() {
+			err = s.cs.Close()
+			close(done)
+		}()
+		if !sleepOn(s.opts.Clock, closeWait, done) && s.wire == nil {
+			s.closeErr = err // a closed pipe is the expected stdio outcome
 		}
 		if s.stopSSE != nil {
 			s.stopSSE()
 		}
 	})
 	return s.closeErr
+}
+
+// endedByCaller reports whether ctx ended for a reason the caller gave: a
+// deadline, or a cancel with a cause. A bare cancel says nothing about
+// why (the supervisor cancels so when it has seen the process exit).
+func endedByCaller(ctx context.Context) bool {
+	return ctx.Err() != nil && (timedOut(ctx) || context.Cause(ctx) != ctx.Err())
 }
 
 // timedOut reports whether ctx ended because its time ran out: a deadline,

@@ -39,6 +39,13 @@ func (h *ProbeHistory) Record(at time.Time, took time.Duration, err error) {
 	h.stats.P95 = percentile(sorted, 95)
 }
 
+// ResetFailures forgets the run of consecutive failures (the latency
+// history stays): a new process or connection starts with a clean slate.
+func (h *ProbeHistory) ResetFailures() {
+	h.stats.ConsecutiveFailures = 0
+	h.stats.LastError = ""
+}
+
 // Stats returns a copy the caller owns.
 func (h *ProbeHistory) Stats() ProbeStats {
 	s := h.stats

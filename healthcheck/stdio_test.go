@@ -180,7 +180,6 @@ func TestDemoSubprocess(t *testing.T) {
 }
 
 func TestStdioMisbehaving(t *testing.T) {
-	opts := &Options{DiscoverTimeout: 300 * time.Millisecond}
 	tests := []struct {
 		name    string
 		mode    string
@@ -199,36 +198,9 @@ func TestStdioMisbehaving(t *testing.T) {
 				t.Errorf("tools = %+v", s.Report().Tools)
 			}
 		}},
-		{"never answers", "silent", 1500 * time.Millisecond, func(t *testing.T, s *Session, err error) {
-			d := asDiagnosis(t, err)
-			if d.Code != CodeHandshakeTimeout || !strings.Contains(d.Message, "wrote nothing") {
-				t.Fatalf("got %+v", d)
-			}
-		}},
-		{"writes only non-JSON", "banner,silent", 1500 * time.Millisecond, func(t *testing.T, s *Session, err error) {
-			d := asDiagnosis(t, err)
-			if d.Code != CodeHandshakeTimeout || !strings.Contains(d.Message, "only non-JSON") ||
-				len(d.Evidence) != 1 || !strings.Contains(d.Evidence[0], "fake server 0.1") {
-				t.Fatalf("got %+v", d)
-			}
-		}},
-		{"slow start inside the deadline", "slow=400", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+		{"slow start inside the deadline", "slow=100", 20 * time.Second, func(t *testing.T, s *Session, err error) {
 			if err != nil {
 				t.Fatal(err)
-			}
-		}},
-		{"slow start beyond the deadline", "slow=5000", 800 * time.Millisecond, func(t *testing.T, s *Session, err error) {
-			if d := asDiagnosis(t, err); d.Code != CodeHandshakeTimeout {
-				t.Fatalf("got %+v", d)
-			}
-		}},
-		{"server/discover ignored", "ignore-discover", 20 * time.Second, func(t *testing.T, s *Session, err error) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := s.Report()
-			if r.Era != EraLegacy || !strings.Contains(r.EraSource, "unanswered") || r.ProtocolVersion != "2025-06-18" {
-				t.Errorf("era %s source %q version %s", r.Era, r.EraSource, r.ProtocolVersion)
 			}
 		}},
 		{"offers only 2024-11-05", "only-2024", 20 * time.Second, func(t *testing.T, s *Session, err error) {
@@ -292,7 +264,7 @@ func TestStdioMisbehaving(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startHelper(t, tt.mode)
-			s, err := Connect(ctxTimeout(t, tt.timeout), p.target(tt.mode, ""), opts)
+			s, err := Connect(ctxTimeout(t, tt.timeout), p.target(tt.mode, ""), nil)
 			if s != nil {
 				defer s.Close()
 			}
@@ -326,29 +298,22 @@ func TestDiedDuringDiscover(t *testing.T) {
 	}
 }
 
-func TestProbeHangs(t *testing.T) {
-	for _, mode := range []string{"hang-probes", "hang-probes,modern"} {
-		t.Run(mode, func(t *testing.T) {
-			p := startHelper(t, mode)
-			s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("x", ""), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			_, err = s.Probe(ctxTimeout(t, 300*time.Millisecond))
-			d := asDiagnosis(t, err)
-			want := "ping"
-			if strings.Contains(mode, "modern") {
-				want = "server/discover"
-			}
-			if d.Code != CodeProbeTimeout || !strings.Contains(d.Message, want) {
-				t.Fatalf("got %+v", d)
-			}
-			// The session survives a timed-out probe: the SDK still works.
-			if _, err := s.cs.ListTools(ctxTimeout(t, 5*time.Second), nil); err != nil {
-				t.Errorf("after a probe timeout: %v", err)
-			}
-		})
+// TestDiscoverUnanswered: a server that ignores server/discover is taken
+// as legacy once the discover timeout passes on the clock.
+func TestDiscoverUnanswered(t *testing.T) {
+	r := connectPastDiscoverTimeout(t, "ignore-discover")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.s.Close()
+	rep := r.s.Report()
+	if rep.Era != EraLegacy || rep.EraSource != "server/discover unanswered within 2s; initialize" || rep.ProtocolVersion != "2025-06-18" {
+		t.Errorf("era %s source %q version %s", rep.Era, rep.EraSource, rep.ProtocolVersion)
+	}
+	// The server's late error reply to server/discover, if any, was
+	// dropped: the session works.
+	if _, err := r.s.Probe(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -379,32 +344,36 @@ func TestNoiseAfterHandshake(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// The line may come just before or after the handshake completes: the
-	// report has it either way, OnNoise only when it came after.
-	deadline := time.After(10 * time.Second)
-	for findDiagnosis(s.Report(), CodeStdoutNoise) == nil {
-		select {
-		case <-deadline:
-			t.Fatal("no stdout-noise diagnosis")
-		case <-time.After(10 * time.Millisecond):
-		}
+	// The server prints the line before it reads the next request, so
+	// once a probe is answered the line has been read; the session
+	// survives it.
+	if _, err := s.Probe(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatalf("the session must survive noise: %v", err)
 	}
 	d := findDiagnosis(s.Report(), CodeStdoutNoise)
-	if !strings.Contains(strings.Join(d.Evidence, " "), "debug: client connected") {
-		t.Errorf("evidence %v", d.Evidence)
+	if d == nil || !strings.Contains(strings.Join(d.Evidence, " "), "debug: client connected") {
+		t.Fatalf("noise diagnosis %+v", d)
 	}
-	if _, err := s.Probe(ctxTimeout(t, 5*time.Second)); err != nil {
-		t.Fatalf("the session must survive noise: %v", err)
+	// OnNoise has it only if it came after the handshake; either is right.
+	select {
+	case l := <-got:
+		if l != "debug: client connected" {
+			t.Errorf("OnNoise got %q", l)
+		}
+	default:
 	}
 }
 
 func TestStdioCancel(t *testing.T) {
 	p := startHelper(t, "silent")
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
-	_, err := Connect(ctx, p.target("x", ""), nil)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+	tg := p.target("x", "")
+	writes := watchWrites(&tg)
+	res := connectAsync(ctx, tg, nil)
+	waitWrite(t, writes, "server/discover")
+	cancel()
+	if r := <-res; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", r.err)
 	}
 }
 

@@ -41,8 +41,11 @@ type ProbeStats struct {
 	Recent []time.Duration `json:"-"`
 }
 
-// ErrDiedDuringDiscover means the stdio server exited while answering
-// server/discover, as some legacy servers do on an unknown method before
-// initialize. The caller should start the process again and connect with
-// EraHint = EraLegacy, which goes straight to initialize.
+// ErrDiedDuringDiscover means the stdio server exited on server/discover, as
+// some legacy servers do on an unknown method before initialize: the first
+// request it was sent was server/discover, and it exited without answering
+// anything (while the discover was pending, or after mcptray gave up on it
+// and sent initialize to a server that reads slowly). The caller should
+// start the process again and connect with EraHint = EraLegacy, which goes
+// straight to initialize and never sends server/discover.
 var ErrDiedDuringDiscover = errors.New("server exited on server/discover before initialize")

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Installs what building, running or testing mcptray needs, when it is missing.
 #   ensure-deps.sh build   Debian packages Fyne needs to compile (cgo, X11, GL)
-#   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests
+#   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests,
+#                          mingw-w64 for the Windows cross-build
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
+#   ensure-deps.sh tools   the MCP conformance suite and Node 22 into .testtools/
+#   ensure-deps.sh clients the real AI clients (Claude Code, Gemini CLI, Codex)
+#                          from npm into .testclients/, pinned in testdata/clients
 # Debian packages are installed with apt-get when running as root or with
 # password-less sudo; otherwise the exact command is printed and it stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils xdotool)
+# gcc-mingw-w64-x86-64: `make cross` builds the Windows desktop app (cgo) here;
+# zsh: the login-shell environment is tested with macOS's default shell.
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh xdotool)
 
 apt_install() {
   local missing=()
@@ -37,24 +43,64 @@ apt_install() {
     { $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 }
 
+# npm_install DIR PACKAGE_JSON WHAT installs the pinned packages of
+# PACKAGE_JSON into DIR/node_modules, unless DIR already holds exactly them;
+# it sets installed=1 when it ran npm.
+installed=0
 npm_install() {
-  local dir=.testservers
-  if [ -f "$dir/package.json" ] && cmp -s testdata/npm/package.json "$dir/package.json" && [ -d "$dir/node_modules" ]; then
+  local dir=$1 src=$2 what=$3
+  if [ -f "$dir/package.json" ] && cmp -s "$src" "$dir/package.json" && [ -d "$dir/node_modules" ]; then
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
-    echo "mcptray: npm not found; tests against real npm servers will be skipped" >&2
+    echo "mcptray: npm not found; the tests that need $what will be skipped" >&2
     return 0
   fi
   mkdir -p "$dir"
-  cp testdata/npm/package.json "$dir/package.json"
-  echo "mcptray: installing test MCP servers from npm into $dir/" >&2
-  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$src" "$dir/package.json"
+  echo "mcptray: installing $what from npm into $dir/" >&2
+  installed=1
+  # A failed install removes the manifest, so the next run tries again.
+  (cd "$dir" && npm install --no-audit --no-fund --include=optional --loglevel=error >/dev/null) ||
+    { rm -f "$dir/package.json"; return 1; }
+}
+
+# clients_install installs the AI clients and checks each one starts. Codex
+# ships its binary in an optional platform package (npm skips optional
+# packages silently when told to omit them): install it explicitly if so.
+clients_install() {
+  local dir=.testclients
+  npm_install "$dir" testdata/clients/package.json "AI clients" || return 1
+  [ "$installed" = 1 ] || return 0
+  local codex_version platform=""
+  codex_version=$(node -p 'require("./testdata/clients/package.json").dependencies["@openai/codex"]')
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) platform=linux-x64 ;;
+    Linux-aarch64) platform=linux-arm64 ;;
+    Darwin-x86_64) platform=darwin-x64 ;;
+    Darwin-arm64) platform=darwin-arm64 ;;
+  esac
+  if [ -n "$platform" ] && [ ! -d "$dir/node_modules/@openai/codex-$platform" ]; then
+    echo "mcptray: installing Codex's $platform binary" >&2
+    (cd "$dir" && npm install --no-audit --no-fund --no-save --loglevel=error \
+      "@openai/codex-$platform@npm:@openai/codex@$codex_version-$platform" >/dev/null)
+  fi
+  local c
+  for c in claude gemini codex; do
+    if ! "$dir/node_modules/.bin/$c" --version >/dev/null 2>&1; then
+      echo "mcptray: $dir/node_modules/.bin/$c does not start:" >&2
+      "$dir/node_modules/.bin/$c" --version >&2 || true
+      rm -f "$dir/package.json"
+      return 1
+    fi
+  done
 }
 
 case "${1:-build}" in
   build) apt_install "${build_pkgs[@]}" ;;
   test) apt_install "${build_pkgs[@]}" "${test_pkgs[@]}" ;;
-  npm) npm_install ;;
-  *) echo "usage: $0 build|test|npm" >&2; exit 2 ;;
+  npm) npm_install .testservers testdata/npm/package.json "test MCP servers" ;;
+  tools) npm_install .testtools testdata/npm-tools/package.json "the MCP conformance suite and Node 22" ;;
+  clients) clients_install ;;
+  *) echo "usage: $0 build|test|npm|tools|clients" >&2; exit 2 ;;
 esac

@@ -112,19 +112,27 @@ type LookupFunc func(name string) (string, bool)
 // to an unset variable is an *UnsetVarError naming it: never a silent empty
 // string.
 func (s *Server) Expand(lookup LookupFunc) (*Server, error) {
+	return s.ExpandWith(lookup, nil)
+}
+
+// ExpandWith is [Server.Expand] that also resolves ${keyring:NAME}
+// references through secret (nil: such a reference is an error saying
+// that no secret store is at hand).
+func (s *Server) ExpandWith(lookup LookupFunc, secret SecretFunc) (*Server, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	out := s.Clone()
 	var firstErr error
 	sub := func(field, v string) string {
-		return ReplaceEnvRefsFunc(v, func(r EnvRef) string {
+		v = ReplaceEnvRefsFunc(v, func(r EnvRef) string {
 			val, ok := r.Resolve(lookup)
 			if !ok && firstErr == nil {
 				firstErr = &UnsetVarError{Server: s.Name, Field: field, Var: r.Name}
 			}
 			return val
 		})
+		return expandSecretRefs(v, s.Name, field, secret, &firstErr)
 	}
 	home, _ := os.UserHomeDir()
 	out.Command = ExpandHome(out.Command, home)

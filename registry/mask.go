@@ -30,8 +30,8 @@ func MaskSecret(v string) string {
 	if v == "" {
 		return v
 	}
-	if HasEnvRef(v) {
-		rest := ReplaceEnvRefs(v, func(string) string { return "" })
+	if HasEnvRef(v) || HasSecretRef(v) {
+		rest := withoutRefs(v, "")
 		if strings.TrimSpace(trimScheme(strings.TrimSpace(rest))) == "" {
 			return v
 		}
@@ -98,7 +98,14 @@ func URLSecrets(raw string) []string {
 }
 
 func onlyRefs(v string) bool {
-	return HasEnvRef(v) && ReplaceEnvRefs(v, func(string) string { return "" }) == ""
+	return (HasEnvRef(v) || HasSecretRef(v)) && withoutRefs(v, "") == ""
+}
+
+// withoutRefs replaces the ${env:} and ${keyring:} references in v, which
+// are not secrets themselves, with repl.
+func withoutRefs(v, repl string) string {
+	v = ReplaceEnvRefs(v, func(string) string { return repl })
+	return ReplaceSecretRefs(v, func(string) string { return repl })
 }
 
 // MaskURL hides the credentials in a URL (see [URLSecrets]) and leaves the
@@ -149,7 +156,7 @@ func (s *Server) Secrets() []string {
 		}
 		// A value mixing text and references: the literal parts are the
 		// secret ("Bearer abc-${env:X}" hides "abc-").
-		for _, part := range strings.Split(ReplaceEnvRefs(v, func(string) string { return "\x00" }), "\x00") {
+		for _, part := range strings.Split(withoutRefs(v, "\x00"), "\x00") {
 			part = strings.TrimSpace(trimScheme(strings.TrimSpace(part)))
 			if part != "" && part != Hidden {
 				out = append(out, part)

@@ -55,7 +55,7 @@ func rssMB() float64 {
 // mcptray's own RSS and CPU over -bench.idle (60 s by default).
 func BenchmarkIdleServers(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "mcptray")
-	build := exec.Command("go", "build", "-o", bin, "mcptray")
+	build := exec.Command("go", "build", "-tags", "nogui", "-o", bin, "mcptray")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		b.Fatalf("go build: %v", err)

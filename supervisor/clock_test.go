@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ type fakeClock struct {
 
 type fakeTimer struct {
 	c     chan time.Time
+	d     time.Duration
 	when  time.Time
 	clock *fakeClock
 	done  bool
@@ -33,7 +35,7 @@ func (c *fakeClock) Now() time.Time {
 func (c *fakeClock) NewTimer(d time.Duration) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &fakeTimer{c: make(chan time.Time, 1), when: c.now.Add(d), clock: c}
+	t := &fakeTimer{c: make(chan time.Time, 1), d: d, when: c.now.Add(d), clock: c}
 	if d <= 0 {
 		t.done = true
 		t.c <- c.now
@@ -70,6 +72,57 @@ func (c *fakeClock) Advance(d time.Duration) {
 		}
 	}
 	c.timers = kept
+}
+
+// pending returns the durations of the timers not yet fired or stopped.
+func (c *fakeClock) pending() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []time.Duration
+	for _, t := range c.timers {
+		if !t.done {
+			out = append(out, t.d)
+		}
+	}
+	return out
+}
+
+// waitTimer waits (in real time) until a timer of duration d is pending:
+// the code under test has reached the wait, and Advance(d) fires it.
+func (c *fakeClock) waitTimer(t testing.TB, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Contains(c.pending(), d) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %v timer was started; pending: %v", d, c.pending())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// next advances to the earliest pending timer, waiting (in real time) for
+// one to exist.
+func (c *fakeClock) next(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c.mu.Lock()
+		var first *fakeTimer
+		for _, tm := range c.timers {
+			if !tm.done && (first == nil || tm.when.Before(first.when)) {
+				first = tm
+			}
+		}
+		c.mu.Unlock()
+		if first != nil {
+			c.Advance(first.when.Sub(c.Now()))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no timer pending")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestFakeClock(t *testing.T) {

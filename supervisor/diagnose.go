@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"mcptray/healthcheck"
 	"mcptray/registry"
@@ -62,6 +62,21 @@ func diagUnset(e *registry.UnsetVarError) *healthcheck.Diagnosis {
 	}
 }
 
+func diagSecret(e *registry.SecretRefError) *healthcheck.Diagnosis {
+	d := &healthcheck.Diagnosis{
+		Code:    healthcheck.CodeUnsetVariable,
+		Message: fmt.Sprintf("%s refers to ${keyring:%s}, which is not stored", e.Field, e.Name),
+		Fix:     fmt.Sprintf("Store it: run `mcptray secret set %s` (the value is read without echo), then restart the server.", e.Name),
+	}
+	if e.Err == nil {
+		d.Message = fmt.Sprintf("%s refers to ${keyring:%s}, but this mcptray has no secret store", e.Field, e.Name)
+	} else if !errors.Is(e.Err, registry.ErrSecretNotFound) {
+		d.Message = fmt.Sprintf("%s refers to ${keyring:%s}, which could not be read: %v", e.Field, e.Name, e.Err)
+		d.Fix = "Unlock the OS keyring (or set MCPTRAY_KEYRING=file), then restart the server."
+	}
+	return d
+}
+
 func diagCommand(s *registry.Server, e *CommandError) *healthcheck.Diagnosis {
 	if errors.Is(e, ErrNotExecutable) {
 		return &healthcheck.Diagnosis{
@@ -71,10 +86,7 @@ func diagCommand(s *registry.Server, e *CommandError) *healthcheck.Diagnosis {
 			Fix:      fmt.Sprintf("Make it executable (chmod +x %s) or point command at the right file.", e.Path),
 		}
 	}
-	fix := fmt.Sprintf("Install %s, or set command to its full path (run `command -v %s` in a terminal to find it).", s.Command, s.Command)
-	if runtime.GOOS == "windows" {
-		fix = fmt.Sprintf("Install %s, or set command to its full path (run `where %s` in a terminal to find it).", s.Command, s.Command)
-	}
+	fix := fmt.Sprintf("Install %s, or set command to its full path (run `%s %s` in a terminal to find it).", s.Command, findCommand, s.Command)
 	var ev []string
 	if e.Searched != "" {
 		ev = append(ev, "PATH searched: "+e.Searched)
@@ -121,6 +133,14 @@ func diagSpawn(s *registry.Server, path string, err error) *healthcheck.Diagnosi
 			Code:    healthcheck.CodePermissionDenied,
 			Message: fmt.Sprintf("%s could not be run: permission denied", path),
 			Fix:     "Check the file's permissions and the folders above it.",
+		}
+	}
+	if transientSpawnError(err) {
+		return &healthcheck.Diagnosis{
+			Code:     CodeOutOfResources,
+			Message:  fmt.Sprintf("%s could not be started: the system is out of resources (%v)", path, err),
+			Evidence: []string{err.Error()},
+			Fix:      "mcptray tries again with backoff. If it persists, close programs holding many files or processes, or raise the limit (ulimit -n, ulimit -u).",
 		}
 	}
 	return &healthcheck.Diagnosis{
@@ -174,13 +194,28 @@ func diagConnect(err error, timedOut bool) *healthcheck.Diagnosis {
 	}
 }
 
-func diagProbe(err error, timeout bool, failures int) *healthcheck.Diagnosis {
+// diagProbe explains a failed liveness probe. The health check's own
+// diagnosis (it says what was sent and how long it waited) is kept when the
+// probe gave one.
+func diagProbe(err error, timeout bool, failures int, limit time.Duration) *healthcheck.Diagnosis {
+	var hd *healthcheck.Diagnosis
+	if errors.As(err, &hd) && (hd.Code == healthcheck.CodeProbeTimeout) == timeout {
+		d := *hd
+		if !timeout && failures > 1 {
+			d.Message = fmt.Sprintf("%d liveness probes in a row failed; the last: %s", failures, d.Message)
+		}
+		return &d
+	}
 	if timeout {
-		return &healthcheck.Diagnosis{
+		d := &healthcheck.Diagnosis{
 			Code:    healthcheck.CodeProbeTimeout,
-			Message: "the liveness probe got no answer in time: the server looks hung",
+			Message: fmt.Sprintf("the liveness probe got no answer within %s: the server looks hung", roundDuration(limit)),
 			Fix:     "mcptray restarts it; if it keeps happening, raise probe_timeout in [settings] or look at its log.",
 		}
+		if err != nil {
+			d.Evidence = []string{err.Error()}
+		}
+		return d
 	}
 	return &healthcheck.Diagnosis{
 		Code:     healthcheck.CodeProbeFailed,
@@ -188,4 +223,26 @@ func diagProbe(err error, timeout bool, failures int) *healthcheck.Diagnosis {
 		Evidence: []string{err.Error()},
 		Fix:      "mcptray restarts it; its log usually says why it stopped answering.",
 	}
+}
+
+// Codes of diagnoses only the supervisor makes.
+const (
+	// CodeOutOfResources: the process could not be started for want of
+	// file descriptors, processes or memory (EMFILE, ENFILE, EAGAIN,
+	// ENOMEM). Not the server's fault: retried with backoff.
+	CodeOutOfResources healthcheck.Code = "out-of-resources"
+	// CodeFlapping: the server keeps crashing and coming back. A warning
+	// while it is up.
+	CodeFlapping healthcheck.Code = "flapping"
+)
+
+// transientSpawnError reports whether a spawn failed for want of resources,
+// which a later try may find.
+func transientSpawnError(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN, syscall.ENOMEM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

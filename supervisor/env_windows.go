@@ -4,21 +4,95 @@ package supervisor
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/windows/registry"
 )
 
 const pathSeparators = `/\:`
 
 func envKeyEqual(a, b string) bool { return strings.EqualFold(a, b) }
 
-// loginShellEnv: Windows programs inherit the user's environment from the
-// registry whether or not a console started them, so there is no login shell
-// to ask.
+// loginShellEnv is, on Windows, the environment the registry holds now:
+// the system's variables (HKLM\SYSTEM\CurrentControlSet\Control\Session
+// Manager\Environment), then the user's (HKCU\Environment), REG_EXPAND_SZ
+// values expanded, Path the system's followed by the user's (what a new
+// logon gets). A GUI app or a logon task inherits the environment of
+// whoever started it, as it was when that started: node or uv installed
+// since then is on the registry's Path, not on mcptray's.
 func loginShellEnv(context.Context) ([]string, error) {
-	return nil, errors.New("no login shell on Windows")
+	sys, err := readRegistryEnv(registry.LOCAL_MACHINE, `SYSTEM\CurrentControlSet\Control\Session Manager\Environment`)
+	if err != nil {
+		return nil, err
+	}
+	user, err := readRegistryEnv(registry.CURRENT_USER, `Environment`)
+	if err != nil {
+		return nil, err
+	}
+	return mergeRegistryEnv(sys, user, registry.ExpandString), nil
+}
+
+// regVar is one value of an Environment key.
+type regVar struct {
+	name, value string
+	expand      bool // REG_EXPAND_SZ
+}
+
+func readRegistryEnv(root registry.Key, path string) ([]regVar, error) {
+	k, err := registry.OpenKey(root, path, registry.QUERY_VALUE|registry.ENUMERATE_SUB_KEYS)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %w", path, err)
+	}
+	defer k.Close()
+	names, err := k.ReadValueNames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %w", path, err)
+	}
+	var vars []regVar
+	for _, n := range names {
+		v, typ, err := k.GetStringValue(n)
+		if err != nil {
+			continue // not a string (REG_DWORD …): not an environment variable
+		}
+		vars = append(vars, regVar{name: n, value: v, expand: typ == registry.EXPAND_SZ})
+	}
+	return vars, nil
+}
+
+// mergeRegistryEnv builds the environment from the system's and the user's
+// variables as Windows does at logon: a user variable overrides a system one
+// of the same name (names are case-insensitive), except Path, which is the
+// system's followed by the user's. expand expands %VAR% references.
+func mergeRegistryEnv(sys, user []regVar, expand func(string) (string, error)) []string {
+	var env []string
+	var paths []string
+	val := func(v regVar) string {
+		if !v.expand {
+			return v.value
+		}
+		if x, err := expand(v.value); err == nil {
+			return x
+		}
+		return v.value
+	}
+	for _, list := range [][]regVar{sys, user} {
+		for _, v := range list {
+			if strings.EqualFold(v.name, "Path") {
+				if p := val(v); p != "" {
+					paths = append(paths, p)
+				}
+				continue
+			}
+			env = setEnv(env, v.name, val(v))
+		}
+	}
+	if len(paths) > 0 {
+		env = setEnv(env, "PATH", strings.Join(paths, ";"))
+	}
+	return env
 }
 
 func wellKnownDirs(home string, getenv func(string) string) []string {

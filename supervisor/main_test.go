@@ -5,6 +5,7 @@ package supervisor
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,9 +39,17 @@ func child(mode string) {
 	}
 	switch mode {
 	case "serve":
-		// An idle server: exits when stdin ends, or on "exit N".
+		// An idle server: exits when stdin ends, or on "exit N". With
+		// SERVE_LOG it appends each line read to that file.
+		var lines *os.File
+		if f := os.Getenv("SERVE_LOG"); f != "" {
+			lines, _ = os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		}
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
+			if lines != nil {
+				fmt.Fprintln(lines, sc.Text())
+			}
 			if n, ok := strings.CutPrefix(sc.Text(), "exit "); ok {
 				code, _ := strconv.Atoi(n)
 				os.Exit(code)
@@ -109,10 +118,99 @@ func child(mode string) {
 				}
 			}
 		}
+	case "mcp":
+		mcpChild()
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child mode", mode)
 		os.Exit(2)
 	}
+}
+
+// mcpChild is a small legacy (initialize-era) MCP server on stdio. Its
+// misbehaviours are chosen by environment variables:
+//
+//	MCP_ON_DISCOVER=die   exit 1 on server/discover (before initialize)
+//	MCP_PING=hang|error   never answer ping, or answer it with an error
+//	MCP_BANNER=text       print text on stdout first (not JSON-RPC)
+//	MCP_CRASH_AFTER=d     exit 1 after d (after the handshake)
+//	MCP_METHODS=file      append each method received to file
+func mcpChild() {
+	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
+	send := func(v any) {
+		mu.Lock()
+		defer mu.Unlock()
+		b, _ := json.Marshal(v)
+		out.Write(append(b, '\n'))
+		out.Flush()
+	}
+	if b := os.Getenv("MCP_BANNER"); b != "" {
+		fmt.Fprintln(out, b)
+		out.Flush()
+	}
+	var methods *os.File
+	if f := os.Getenv("MCP_METHODS"); f != "" {
+		methods, _ = os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.Method == "" {
+			continue
+		}
+		if methods != nil {
+			fmt.Fprintln(methods, m.Method)
+		}
+		reply := func(result any) { send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result}) }
+		fail := func(code int, msg string) {
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": code, "message": msg}})
+		}
+		switch m.Method {
+		case "server/discover":
+			if os.Getenv("MCP_ON_DISCOVER") == "die" {
+				fmt.Fprintln(os.Stderr, "unknown method server/discover; bye")
+				os.Exit(1)
+			}
+			fail(-32601, "method not found")
+		case "initialize":
+			v := m.Params.ProtocolVersion
+			if v == "" || v > "2025-11-25" {
+				v = "2025-11-25"
+			}
+			reply(map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "test-mcp", "version": "0.1"}})
+			if d, err := time.ParseDuration(os.Getenv("MCP_CRASH_AFTER")); err == nil {
+				go func() {
+					time.Sleep(d)
+					fmt.Fprintln(os.Stderr, "crashing as told")
+					os.Exit(1)
+				}()
+			}
+		case "notifications/initialized":
+		case "tools/list":
+			reply(map[string]any{"tools": []any{map[string]any{"name": "echo", "inputSchema": map[string]any{"type": "object"}}}})
+		case "ping":
+			switch os.Getenv("MCP_PING") {
+			case "hang":
+			case "error":
+				fail(-32603, "ping is broken")
+			default:
+				reply(map[string]any{})
+			}
+		default:
+			if len(m.ID) > 0 {
+				fail(-32601, "method not found")
+			}
+		}
+	}
+	os.Exit(0)
 }
 
 // childServer is a server entry that runs the test binary as mode.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcptray/healthcheck"
+	"mcptray/registry"
 )
 
 // Checker connects to a server for the supervisor. The health check package
@@ -29,18 +30,13 @@ type Session interface {
 	Close() error
 }
 
-// Clock is the time source, injectable so that backoff and crash-loop logic
-// can be tested without waiting.
-type Clock interface {
-	Now() time.Time
-	NewTimer(d time.Duration) Timer
-}
+// Clock is the time source, injectable so that backoff, crash-loop and
+// timeout logic can be tested without waiting. It is the health check's
+// clock type: one clock can drive both.
+type Clock = healthcheck.Clock
 
 // Timer is a [time.Timer] behind an interface.
-type Timer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
+type Timer = healthcheck.Timer
 
 type realClock struct{}
 
@@ -85,13 +81,20 @@ type Options struct {
 	// KillGrace is how long after SIGTERM before SIGKILL; default 3 s.
 	KillGrace time.Duration
 
-	StartupTimeout   time.Duration // connect bound; default 60 s
-	ProbeInterval    time.Duration // default 30 s
-	ProbeTimeout     time.Duration // default 10 s
-	FailureThreshold int           // consecutive failed probes that make a server unhealthy; default 3
+	// The health check's timings; defaults are [registry]'s (the
+	// [settings] a config leaves out): 60 s, 30 s, 10 s.
+	StartupTimeout   time.Duration // connect bound
+	ProbeInterval    time.Duration
+	ProbeTimeout     time.Duration
+	FailureThreshold int // consecutive failed probes of one process that make it unhealthy; default 3
+	// Deadline, when set (on Clock), is when the engine's work must be
+	// done: no handshake or probe runs past it, their timeouts are cut to
+	// end there. `mcptray check` sets it so that an unanswered probe is a
+	// probe-timeout the check can report, not a check that gave up.
+	Deadline time.Time
 
-	LogLimitBytes int64 // stderr ring cap per server; default 2 MiB
-	LogLimitLines int   // default 10,000
+	LogLimitBytes int64 // stderr ring cap per server; default registry's 2 MiB
+	LogLimitLines int   // default registry's 10,000
 	// MaxLineBytes cuts longer stderr lines into Partial pieces; default 16 KiB.
 	MaxLineBytes int
 	// LogDir holds the NAME.log files; default os.UserCacheDir()/mcptray/logs.
@@ -106,6 +109,9 @@ type Options struct {
 	// Environ gives the environment servers start from (the server's own
 	// env goes on top); default LoginEnvironment.
 	Environ func(ctx context.Context) []string
+	// Secret resolves ${keyring:NAME} references when a server starts; nil
+	// makes such a reference an error for that server.
+	Secret registry.SecretFunc
 	// Logger receives state changes; default: discard.
 	Logger *slog.Logger
 	// Rand returns a number in [0, 1) for jitter; default math/rand/v2.
@@ -143,17 +149,17 @@ func (o *Options) withDefaults() Options {
 	c.StartupSettle = dur(c.StartupSettle, time.Second)
 	c.StopGrace = dur(c.StopGrace, 2*time.Second)
 	c.KillGrace = dur(c.KillGrace, 3*time.Second)
-	c.StartupTimeout = dur(c.StartupTimeout, 60*time.Second)
-	c.ProbeInterval = dur(c.ProbeInterval, 30*time.Second)
-	c.ProbeTimeout = dur(c.ProbeTimeout, 10*time.Second)
+	c.StartupTimeout = dur(c.StartupTimeout, registry.DefaultStartupTimeout)
+	c.ProbeInterval = dur(c.ProbeInterval, registry.DefaultProbeInterval)
+	c.ProbeTimeout = dur(c.ProbeTimeout, registry.DefaultProbeTimeout)
 	if c.FailureThreshold <= 0 {
 		c.FailureThreshold = 3
 	}
 	if c.LogLimitBytes <= 0 {
-		c.LogLimitBytes = 2 << 20
+		c.LogLimitBytes = registry.DefaultLogLimitBytes
 	}
 	if c.LogLimitLines <= 0 {
-		c.LogLimitLines = 10000
+		c.LogLimitLines = registry.DefaultLogLimitLines
 	}
 	if c.MaxLineBytes <= 0 {
 		c.MaxLineBytes = 16 << 10

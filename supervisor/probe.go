@@ -3,49 +3,8 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
-
-	"mcptray/healthcheck"
 )
-
-const probeWindow = 100
-
-// probeTracker keeps the liveness statistics of one server. It is owned by
-// the unit's goroutine; snapshots get fresh copies.
-type probeTracker struct {
-	stats  healthcheck.ProbeStats
-	recent []time.Duration // successful latencies, oldest first, at most probeWindow
-}
-
-func (p *probeTracker) record(at time.Time, d time.Duration, err error) healthcheck.ProbeStats {
-	p.stats.Count++
-	p.stats.LastAt = at
-	if err != nil {
-		p.stats.ConsecutiveFailures++
-		p.stats.LastError = err.Error()
-		return p.snapshot()
-	}
-	p.stats.ConsecutiveFailures = 0
-	p.stats.LastError = ""
-	p.stats.Last = d
-	if len(p.recent) == probeWindow {
-		p.recent = append(p.recent[:0], p.recent[1:]...)
-	}
-	p.recent = append(p.recent, d)
-	sorted := slices.Clone(p.recent)
-	slices.Sort(sorted)
-	p.stats.Min = sorted[0]
-	p.stats.Median = sorted[len(sorted)/2]
-	p.stats.P95 = sorted[min(len(sorted)-1, (len(sorted)*95+99)/100-1)]
-	return p.snapshot()
-}
-
-func (p *probeTracker) snapshot() healthcheck.ProbeStats {
-	s := p.stats
-	s.Recent = slices.Clone(p.recent)
-	return s
-}
 
 var (
 	// Both wrap context.DeadlineExceeded so the health check, which sees

@@ -80,13 +80,6 @@ func (r *ring) tail(n int) []LogLine {
 	return append([]LogLine(nil), live...)
 }
 
-// stats returns the live line count and bytes.
-func (r *ring) stats() (int, int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.lines) - r.start, r.bytes
-}
-
 // total is the number of lines ever added.
 func (r *ring) total() uint64 {
 	r.mu.Lock()

@@ -149,3 +149,10 @@ func TestLogFileRotates(t *testing.T) {
 		t.Errorf("size %d after reopen", st.Size())
 	}
 }
+
+// stats returns the live line count and bytes.
+func (r *ring) stats() (int, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.lines) - r.start, r.bytes
+}

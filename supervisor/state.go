@@ -23,7 +23,10 @@ const (
 	StateBackoff      State = "backoff"       // waiting until NextAttempt to start again
 	StateCrashLooping State = "crash-looping" // crashed too often; given up until started again
 	StateFailed       State = "failed"        // cannot start (bad config, command not found, ...); not retried
-	StateStopping     State = "stopping"      // stop in progress
+	// StateSignIn: a remote server that wants a (new) sign-in; it waits
+	// for one (`mcptray auth login`, the app's Sign in), which restarts it.
+	StateSignIn   State = "sign-in-required"
+	StateStopping State = "stopping" // stop in progress
 )
 
 // ReasonNotStarted is the reason of a server that has not been started yet.
@@ -88,6 +91,40 @@ type ServerState struct {
 	Probes healthcheck.ProbeStats
 	// Era is the protocol era the server spoke last, kept across restarts.
 	Era healthcheck.Era
+
+	// Warnings are the problems that do not stop the server from working
+	// (stdout noise, a deprecated transport, a list that failed, a server
+	// that keeps crashing and coming back): shown as warnings everywhere.
+	Warnings []healthcheck.Diagnosis
+	// LastLive is when the server was last seen working: its handshake or
+	// last good probe, or the end of its last live run. Report and the
+	// tools in it are as of then once the server is no longer up.
+	LastLive time.Time
+	// Failures counts the failed starts (or connections) since the last
+	// stable run: what the backoff grows with.
+	Failures int
+	// Level is the one-glance colour of the state: what the tray, the
+	// window and check show.
+	Level Level
+}
+
+// Level is how a server's state looks at a glance.
+type Level string
+
+const (
+	LevelIdle  Level = "idle"  // stopped or disabled (grey)
+	LevelOK    Level = "ok"    // up, nothing to say (green)
+	LevelWarn  Level = "warn"  // up with warnings, starting, or waiting to retry (amber)
+	LevelError Level = "error" // not working and not about to (red)
+)
+
+// Live reports whether the server's Report describes it as it is now.
+func (s *ServerState) Live() bool {
+	switch s.State {
+	case StateReady, StateDegraded, StateRunning:
+		return true
+	}
+	return false
 }
 
 // Uptime is how long the current process or connection has been up at now.

@@ -20,11 +20,21 @@ var (
 // Supervisor runs one unit per configured server. Create it with [New], run
 // it with [Supervisor.Run]; its methods are safe for concurrent use.
 type Supervisor struct {
-	opts    Options
-	changes chan struct{}
+	opts        Options
+	changes     chan struct{}
+	changed     *Broadcast
+	transitions transitionLog
 
-	mu      sync.Mutex // guards the fields below
-	units   []*unit    // in config-file order
+	// mu guards the fields below.
+	//
+	// Lock order: mu before a unit's mu (Reload holds mu while it edits
+	// each unit); never take mu while holding a unit's mu. The stderr
+	// ring's, the transition log's and the broadcast's mutexes are leaves:
+	// nothing else is locked while one is held. No lock is held across a
+	// channel operation that can block, nor across a call into a process
+	// or the health check.
+	mu      sync.Mutex
+	units   []*unit // in config-file order
 	runCtx  context.Context
 	started bool
 	wg      sync.WaitGroup // unit goroutines (Add under mu)
@@ -33,7 +43,7 @@ type Supervisor struct {
 // New creates a supervisor for servers (in file order). Nothing runs until
 // Run is called. opts may be nil.
 func New(servers []*registry.Server, opts *Options) *Supervisor {
-	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1)}
+	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1), changed: NewBroadcast()}
 	for _, srv := range servers {
 		s.units = append(s.units, newUnit(s, srv))
 	}
@@ -80,12 +90,27 @@ func (s *Supervisor) notify() {
 	case s.changes <- struct{}{}:
 	default:
 	}
+	s.changed.Signal()
 }
 
 // Changes signals that the snapshot changed. The channel holds one signal at
 // most: several changes before a read come as one, and the engine never waits
-// for a reader. Call Snapshot after each signal.
+// for a reader. Call Snapshot after each signal. It has one reader; several
+// watchers use [Supervisor.Watch].
 func (s *Supervisor) Changes() <-chan struct{} { return s.changes }
+
+// Watch returns a channel that is closed at the next change of the snapshot
+// or the transitions. Any number of watchers may wait on it; take it before
+// reading the snapshot so that a change in between is not missed, and call
+// Watch again after each wake-up.
+func (s *Supervisor) Watch() <-chan struct{} { return s.changed.Wait() }
+
+// Transitions returns every server's state transitions with a sequence
+// number of at least since (oldest first; the engine keeps the last 1000),
+// and the number to pass next time. Start with since = 0.
+func (s *Supervisor) Transitions(since uint64) ([]Transition, uint64) {
+	return s.transitions.since(since)
+}
 
 // Snapshot returns a copy of every server's state in config-file order.
 func (s *Supervisor) Snapshot() Snapshot {

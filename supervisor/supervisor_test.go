@@ -53,9 +53,11 @@ func TestCrashBackoffAndCrashLoop(t *testing.T) {
 	if !strings.Contains(st.Reason, "5 failures") {
 		t.Errorf("reason %q", st.Reason)
 	}
-	// Given up: time passing does not restart it.
+	// Given up: no timer is left to restart it, and time passing does not.
+	if p := clock.pending(); len(p) != 0 {
+		t.Fatalf("crash-looping with timers pending: %v", p)
+	}
 	clock.Advance(10 * time.Minute)
-	time.Sleep(50 * time.Millisecond)
 	if got := s.Snapshot().Server("crashy"); got.State != StateCrashLooping || got.Restarts != 4 {
 		t.Fatalf("after 10 min: %s, %d restarts", got.State, got.Restarts)
 	}
@@ -132,12 +134,13 @@ func TestRestartPolicy(t *testing.T) {
 		})
 	}
 	t.Run("on-failure/clean exit after a while", func(t *testing.T) {
+		clock := newFakeClock()
 		opts := testOptions(t)
-		opts.StartupSettle = time.Millisecond
+		opts.Clock = clock
 		s := New([]*registry.Server{childServer(t, "srv", "serve")}, opts)
 		runSup(t, s)
 		st := waitState(t, s, "srv", "running", inState(StateRunning))
-		time.Sleep(20 * time.Millisecond)
+		clock.Advance(2 * time.Second) // past the startup settle time
 		// The server is told to exit 0 through its stdin; find its pipe
 		// through /proc is not portable, so kill it politely instead.
 		syscall.Kill(st.PID, syscall.SIGTERM) // Go's default: exit by signal
@@ -174,7 +177,9 @@ func TestFailedStart(t *testing.T) {
 	}
 	good := childServer(t, "good", "serve")
 	servers = append(servers, good)
+	clock := newFakeClock()
 	opts := testOptions(t)
+	opts.Clock = clock
 	s := New(servers, opts)
 	runSup(t, s)
 	healthy := waitState(t, s, "good", "running", inState(StateRunning))
@@ -195,7 +200,11 @@ func TestFailedStart(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Nothing is scheduled to retry them, however long one waits.
+	if p := clock.pending(); len(p) != 0 {
+		t.Errorf("timers pending after failed starts: %v", p)
+	}
+	clock.Advance(time.Hour)
 	if st := s.Snapshot().Server("good"); st.State != StateRunning || st.PID != healthy.PID {
 		t.Errorf("the good server was disturbed: %s pid %d (was %d)", st.State, st.PID, healthy.PID)
 	}

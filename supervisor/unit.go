@@ -2,11 +2,7 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +42,9 @@ type unit struct {
 	spawned bool            // started at least once (for Restarts)
 	era     healthcheck.Era // the era to try first (remembered, or guessed)
 	eraSeen bool            // era came from a completed handshake
-	probes  probeTracker
+	probes  healthcheck.ProbeHistory
+	down    bool      // crashed, failed or unhealthy since it was last ready
+	flapped time.Time // when a recovery was last announced as flapping
 }
 
 func newUnit(sup *Supervisor, srv *registry.Server) *unit {
@@ -72,6 +70,7 @@ func newUnit(sup *Supervisor, srv *registry.Server) *unit {
 	default:
 		u.st.State, u.st.Reason = StateStopped, u.stopReason
 	}
+	u.refreshLocked(o.Clock.Now())
 	return u
 }
 
@@ -134,20 +133,32 @@ func (u *unit) takeCheckNow() bool {
 }
 
 // set moves to state with a reason (and the current diagnosis) and
-// publishes the change.
+// publishes the change; a change of state is also a [Transition].
 func (u *unit) set(state State, reason string, d *healthcheck.Diagnosis, edit func(*ServerState)) {
 	now := u.sup.opts.Clock.Now()
 	u.mu.Lock()
-	changed := u.st.State != state || u.st.Reason != reason
-	if u.st.State != state {
+	from := u.st.State
+	changed := from != state || u.st.Reason != reason
+	var tr *Transition
+	if from != state {
 		u.st.Since = now
+		t := Transition{Time: now, Server: u.name, From: from, To: state, Reason: reason,
+			Event: u.eventLocked(from, state, d, now), Remote: u.server.IsRemote()}
+		if d != nil {
+			t.Code = d.Code
+		}
+		tr = &t
 	}
 	u.st.State, u.st.Reason, u.st.Diagnosis = state, reason, d
 	if edit != nil {
 		edit(&u.st)
 		changed = true
 	}
+	u.refreshLocked(now)
 	u.mu.Unlock()
+	if tr != nil {
+		u.sup.transitions.add(*tr)
+	}
 	if changed {
 		u.sup.opts.Logger.Info("server state", "server", u.name, "state", string(state), "reason", reason)
 		u.sup.notify()
@@ -156,8 +167,10 @@ func (u *unit) set(state State, reason string, d *healthcheck.Diagnosis, edit fu
 
 // edit changes fields other than the state and publishes.
 func (u *unit) edit(f func(*ServerState)) {
+	now := u.sup.opts.Clock.Now()
 	u.mu.Lock()
 	f(&u.st)
+	u.refreshLocked(now)
 	u.mu.Unlock()
 	u.sup.notify()
 }
@@ -177,11 +190,12 @@ const exitReapGrace = 250 * time.Millisecond
 type outKind int
 
 const (
-	outEnded  outKind = iota // ended on request (stop, restart, reload, quit)
-	outFailed                // cannot start; do not retry
-	outLegacy                // died on server/discover: start again at once as legacy
-	outExited                // ended and the policy says stay stopped
-	outCrash                 // crashed, hung or failed its handshake: maybe retry
+	outEnded     outKind = iota // ended on request (stop, restart, reload, quit)
+	outFailed                   // cannot start; do not retry
+	outLegacy                   // died on server/discover: start again at once as legacy
+	outExited                   // ended and the policy says stay stopped
+	outCrash                    // crashed, hung or failed its handshake: maybe retry
+	outTransient                // could not start for want of resources: retry, not a crash
 )
 
 type outcome struct {
@@ -272,7 +286,24 @@ func (u *unit) run(ctx context.Context) {
 		case outExited:
 			u.set(StateStopped, out.reason, out.diag, nil)
 			parked = true
+		case outTransient:
+			// Not the server's fault: no crash counted, never given up on.
+			u.attempt++
+			delay := opts.backoff(u.attempt)
+			next := opts.Clock.Now().Add(delay)
+			// The timer runs before the state says so: whoever sees
+			// "backoff" can count on the retry.
+			backoff = opts.Clock.NewTimer(delay)
+			u.set(StateBackoff, fmt.Sprintf("%s; trying again in %s", strings.TrimSuffix(out.reason, "."), roundDuration(delay)), out.diag,
+				func(st *ServerState) { st.NextAttempt = next })
 		case outCrash:
+			if srv.IsRemote() && out.diag != nil && out.diag.Code == healthcheck.CodeAuthRequired {
+				// Retrying cannot help until a person signs in, and the
+				// sign-in restarts the server.
+				u.set(StateSignIn, "sign-in required: "+out.diag.Message, out.diag, nil)
+				parked = true
+				continue
+			}
 			if !srv.IsRemote() && srv.RestartPolicy() == registry.RestartNever {
 				u.set(StateStopped, out.reason+" (restart = never)", out.diag, nil)
 				parked = true
@@ -290,9 +321,9 @@ func (u *unit) run(ctx context.Context) {
 			if srv.IsRemote() {
 				verb = "reconnecting"
 			}
+			backoff = opts.Clock.NewTimer(delay)
 			u.set(StateBackoff, fmt.Sprintf("%s; %s in %s", out.reason, verb, roundDuration(delay)), out.diag,
 				func(st *ServerState) { st.NextAttempt = next })
-			backoff = opts.Clock.NewTimer(delay)
 		}
 	}
 }
@@ -334,344 +365,14 @@ func lookupIn(env []string) registry.LookupFunc {
 	}
 }
 
-type connectResult struct {
-	sess Session
-	err  error
-}
-
-type probeResult struct {
-	d       time.Duration
-	err     error
-	timeout bool
-}
-
-// runOnce starts the server once (spawns it, or for a remote server
-// connects) and watches it until it ends or must end.
-func (u *unit) runOnce(ctx context.Context, srv *registry.Server) outcome {
-	o := &u.sup.opts
-	clock := o.Clock
-	env := o.Environ(ctx)
-	exp, err := srv.Expand(lookupIn(env))
-	if err != nil {
-		var ue *registry.UnsetVarError
-		if errors.As(err, &ue) {
-			return failed(diagUnset(ue))
-		}
-		return failed(diagInvalid(err))
+// quitting is the reason shown while the run's context ends.
+func (u *unit) quitting() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.quitReason == reasonQuit {
+		return "mcptray is quitting"
 	}
-
-	var p *process
-	var firstSeq uint64 // the seq of the process's first stderr line
-	target := healthcheck.Target{Server: exp, EraHint: u.era}
-	restarted := u.spawned
-	u.spawned = true
-	if !srv.IsRemote() {
-		dir := exp.Cwd
-		if dir != "" {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return failed(diagBadCwd(srv.Cwd, err))
-			}
-		}
-		env = mergeEnv(env, exp.Env)
-		name := exp.Command
-		if dir != "" && !filepath.IsAbs(name) && strings.ContainsAny(name, pathSeparators) {
-			name = filepath.Join(dir, name)
-		}
-		path, err := ResolveCommand(name, env)
-		if err != nil {
-			var ce *CommandError
-			errors.As(err, &ce)
-			return failed(diagCommand(srv, ce))
-		}
-		firstSeq = u.ring.total() + 1
-		p, err = spawn(spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir}, u.ring, u.logf, o.MaxLineBytes, clock.Now)
-		if err != nil {
-			return failed(diagSpawn(srv, path, err))
-		}
-		u.logf.note(p.started, "started pid %d: %s", p.pid, displayCommand(srv))
-		target.Stdin, target.Stdout, target.Exited = p.stdin, p.stdout, p.exited
-		state, reason := StateRunning, fmt.Sprintf("process %d started", p.pid)
-		if o.Checker != nil {
-			state, reason = StateStarting, fmt.Sprintf("process %d started; waiting for the MCP handshake", p.pid)
-		}
-		var diag *healthcheck.Diagnosis
-		if state == StateStarting {
-			diag = u.currentDiag()
-		}
-		u.set(state, reason, diag, func(st *ServerState) {
-			st.PID, st.StartedAt, st.NextAttempt = p.pid, p.started, time.Time{}
-			st.Command, st.ResolvedPath = srv.Command+" → "+path, path
-			if u.eraSeen {
-				st.Era = u.era
-			}
-			if restarted {
-				st.Restarts++
-			}
-		})
-	} else {
-		u.set(StateStarting, "connecting to "+srv.URL, u.currentDiag(), func(st *ServerState) {
-			st.NextAttempt = time.Time{}
-			if restarted {
-				st.Restarts++
-			}
-		})
-	}
-
-	var (
-		wg        sync.WaitGroup
-		sess      Session
-		connectCh chan connectResult
-		ccancel   context.CancelFunc
-		probeCh   chan probeResult
-		pcancel   context.CancelFunc
-		probeT    Timer
-		readyAt   time.Time
-		exited    <-chan struct{}
-	)
-	if p != nil {
-		exited = p.exited
-	}
-	if o.Checker != nil {
-		cctx, cancel := clockTimeout(ctx, clock, o.StartupTimeout, errStartupTimeout)
-		ch := make(chan connectResult, 1)
-		connectCh, ccancel = ch, cancel
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := o.Checker.Connect(cctx, target)
-			if err == nil && s == nil {
-				err = errors.New("health check returned no session")
-			}
-			if err != nil && context.Cause(cctx) == errStartupTimeout {
-				err = &timeoutError{err}
-			}
-			ch <- connectResult{s, err}
-		}()
-	} else if p != nil {
-		// Nobody reads stdout: drain it so the server never blocks writing.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			io.Copy(io.Discard, p.stdout)
-		}()
-	}
-	startProbe := func() {
-		pctx, cancel := clockTimeout(ctx, clock, o.ProbeTimeout, errProbeTimeout)
-		ch := make(chan probeResult, 1)
-		probeCh, pcancel = ch, cancel
-		s := sess
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, err := s.Probe(pctx)
-			timeout := context.Cause(pctx) == errProbeTimeout || d > o.ProbeTimeout
-			if timeout && err == nil {
-				err = fmt.Errorf("answered after %s, past probe_timeout %s", roundDuration(d), roundDuration(o.ProbeTimeout))
-			}
-			ch <- probeResult{d, err, timeout}
-		}()
-	}
-	// end cancels pending work, closes the session and stops the process (or
-	// after an exit cleans up its group), then waits for every goroutine.
-	end := func(stopProcess bool) {
-		if ccancel != nil {
-			ccancel()
-		}
-		if pcancel != nil {
-			pcancel()
-		}
-		if probeT != nil {
-			probeT.Stop()
-		}
-		closed := make(chan struct{})
-		go func() {
-			defer close(closed)
-			if connectCh != nil {
-				if r := <-connectCh; r.sess != nil {
-					r.sess.Close()
-				}
-			}
-			if sess != nil {
-				sess.Close()
-			}
-		}()
-		if p != nil {
-			if stopProcess {
-				p.stop(clock, o.StopGrace, o.KillGrace)
-			} else {
-				p.cleanup()
-			}
-			u.logf.note(clock.Now(), "pid %d ended: %s", p.pid, p.exit.Describe())
-		}
-		<-closed
-		wg.Wait()
-		if p != nil {
-			exit := p.exit
-			u.edit(func(st *ServerState) { st.PID, st.StartedAt, st.LastExit = 0, time.Time{}, &exit })
-		} else {
-			u.edit(func(st *ServerState) { st.StartedAt = time.Time{} })
-		}
-	}
-	uptime := func() time.Duration {
-		switch {
-		case p != nil:
-			return clock.Now().Sub(p.started)
-		case !readyAt.IsZero():
-			return clock.Now().Sub(readyAt)
-		}
-		return 0
-	}
-	crash := func(d *healthcheck.Diagnosis, prefix string) outcome {
-		up := uptime()
-		end(true)
-		return outcome{kind: outCrash, reason: prefix + strings.TrimSuffix(d.Message, "."), diag: d, uptime: up}
-	}
-
-	// exitOutcome explains a process that ended on its own (after end):
-	// exit code or signal, uptime and the last stderr lines.
-	exitOutcome := func(duringStartup bool) outcome {
-		exit := p.exit
-		// Only this process's lines: earlier runs' lines would repeat the
-		// same error once per restart.
-		tail, _ := u.ring.since(firstSeq)
-		if len(tail) > tailLines {
-			tail = tail[len(tail)-tailLines:]
-		}
-		clean := exit.Code == 0 && exit.Signal == ""
-		policy := srv.RestartPolicy()
-		if clean && !duringStartup && policy == registry.RestartOnFailure {
-			return outcome{kind: outExited, reason: exit.Describe() + " (restart = on-failure)"}
-		}
-		d := diagExit(srv, exit, tail, duringStartup)
-		if policy == registry.RestartNever {
-			return outcome{kind: outExited, reason: d.Message + " (restart = never)", diag: d}
-		}
-		return outcome{kind: outCrash, reason: d.Message, diag: d, uptime: exit.Uptime}
-	}
-
-	for {
-		var probeFire <-chan time.Time
-		if probeT != nil {
-			probeFire = probeT.C()
-		}
-		select {
-		case <-ctx.Done():
-			u.mu.Lock()
-			reason := u.quitReason
-			u.mu.Unlock()
-			if reason == reasonQuit {
-				reason = "mcptray is quitting"
-			}
-			u.set(StateStopping, reason, nil, nil)
-			end(true)
-			return outcome{kind: outEnded}
-
-		case <-u.kick:
-			if reason := u.endRequested(); reason != "" {
-				u.set(StateStopping, reason, nil, nil)
-				end(true)
-				return outcome{kind: outEnded}
-			}
-			if u.takeCheckNow() && sess != nil && probeCh == nil {
-				if probeT != nil {
-					probeT.Stop()
-					probeT = nil
-				}
-				startProbe()
-			}
-
-		case r := <-connectCh:
-			connectCh = nil
-			ccancel()
-			if r.err != nil {
-				if errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && p != nil && u.era != healthcheck.EraLegacy {
-					u.era = healthcheck.EraLegacy
-					// The hint is a guess until a handshake confirms it: not shown yet.
-					u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil, nil)
-					end(true)
-					return outcome{kind: outLegacy}
-				}
-				// A process that died during the handshake is better explained
-				// by its exit code and stderr than by the handshake error. The
-				// checker may see stdout close a moment before the exit is
-				// reaped, hence the short wait.
-				if p != nil && p.waitExit(realClock{}, exitReapGrace) {
-					end(false)
-					return exitOutcome(true)
-				}
-				var te *timeoutError
-				return crash(diagConnect(r.err, errors.As(r.err, &te)), "handshake failed: ")
-			}
-			sess = r.sess
-			rep := sess.Report()
-			if rep != nil && rep.Era != "" {
-				u.era, u.eraSeen = rep.Era, true
-			}
-			readyAt = clock.Now()
-			state, reason, diag := StateReady, "handshake done", (*healthcheck.Diagnosis)(nil)
-			if rep != nil {
-				reason = fmt.Sprintf("%s %s ready (%s, protocol %s)", rep.ServerInfo.Name, rep.ServerInfo.Version, rep.Era, rep.ProtocolVersion)
-				if rep.Degraded() {
-					state = StateDegraded
-					for i := range rep.Diagnoses {
-						if rep.Diagnoses[i].Code == healthcheck.CodeListFailed {
-							diag = &rep.Diagnoses[i]
-							break
-						}
-					}
-					reason = "connected, but " + diag.Message
-				}
-			}
-			u.set(state, reason, diag, func(st *ServerState) {
-				st.Report, st.Era = rep, u.era
-				if p == nil {
-					st.StartedAt = readyAt
-				}
-			})
-			probeT = clock.NewTimer(o.ProbeInterval)
-
-		case <-probeFire:
-			probeT = nil
-			startProbe()
-
-		case r := <-probeCh:
-			probeCh = nil
-			pcancel()
-			pcancel = nil
-			stats := u.probes.record(clock.Now(), r.d, r.err)
-			u.edit(func(st *ServerState) { st.Probes = stats })
-			if r.timeout || stats.ConsecutiveFailures >= o.FailureThreshold {
-				d := diagProbe(r.err, r.timeout, stats.ConsecutiveFailures)
-				verb := "restarting it"
-				if p == nil {
-					verb = "reconnecting"
-				}
-				u.set(StateUnhealthy, d.Message+"; "+verb, d, nil)
-				return crash(d, "unhealthy: ")
-			}
-			probeT = clock.NewTimer(o.ProbeInterval)
-
-		case <-exited:
-			duringStartup := connectCh != nil || (o.Checker == nil && clock.Now().Sub(p.started) < o.StartupSettle)
-			if connectCh != nil {
-				ccancel()
-				r := <-connectCh
-				connectCh = nil
-				if r.sess != nil {
-					r.sess.Close()
-				}
-				if errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && u.era != healthcheck.EraLegacy {
-					u.era = healthcheck.EraLegacy
-					// The hint is a guess until a handshake confirms it: not shown yet.
-					u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil, nil)
-					end(false)
-					return outcome{kind: outLegacy}
-				}
-			}
-			end(false)
-			return exitOutcome(duringStartup)
-		}
-	}
+	return u.quitReason
 }
 
 func (u *unit) currentDiag() *healthcheck.Diagnosis {
@@ -679,9 +380,3 @@ func (u *unit) currentDiag() *healthcheck.Diagnosis {
 	defer u.mu.Unlock()
 	return u.st.Diagnosis
 }
-
-// timeoutError marks a Connect error caused by the startup timeout.
-type timeoutError struct{ err error }
-
-func (e *timeoutError) Error() string { return e.err.Error() }
-func (e *timeoutError) Unwrap() error { return e.err }

@@ -1,7 +1,6 @@
 package gui
 
 import (
-	"errors"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -23,6 +22,7 @@ type configBar struct {
 	banner  *fyne.Container
 	problem *widget.Label
 	source  *widget.Label
+	shown   string // the problem shown, to redo nothing while it stays
 	footer  fyne.CanvasObject
 }
 
@@ -45,34 +45,28 @@ func newConfigBar(c *controller) *configBar {
 	return b
 }
 
-// Set shows why the config does not load, or (nil) hides the banner.
-func (b *configBar) Set(err error) {
-	if err == nil {
+// Set shows where the config on disk does not load (the engine's
+// ConfigProblem), or, with nil, hides the banner.
+func (b *configBar) Set(d *registry.Diagnostic) {
+	if d == nil {
 		b.banner.Hide()
+		b.shown = ""
 		return
 	}
-	where, source := configProblem(err)
-	b.problem.SetText(where + "\nThe servers keep running as they were; fix the file and it applies when saved.")
-	b.source.SetText(source)
+	long := d.Long()
+	if long == b.shown && b.banner.Visible() {
+		return
+	}
+	b.shown = long
+	first, source, _ := strings.Cut(long, "\n")
+	b.problem.SetText("servers.toml does not load: " + first + "\nThe servers run as the file last loaded. Fix the file and save it: it is applied at once.")
+	b.source.SetText(strings.TrimRight(source, "\n"))
 	if source == "" {
 		b.source.Hide()
 	} else {
 		b.source.Show()
 	}
 	b.banner.Show()
-	b.banner.Refresh()
-}
-
-// configProblem splits a load error into its first line (FILE:LINE:COL:
-// what) and the quoted source with its caret.
-func configProblem(err error) (where, source string) {
-	text := err.Error()
-	var se *registry.SyntaxError
-	if errors.As(err, &se) {
-		text = se.Long()
-	}
-	first, rest, _ := strings.Cut(text, "\n")
-	return "servers.toml does not load: " + first, strings.TrimRight(rest, "\n")
 }
 
 // openConfigFile opens servers.toml in the program the desktop opens text
@@ -88,15 +82,5 @@ func (c *controller) openConfigFile() {
 	}
 	if err != nil {
 		c.showError(err)
-	}
-}
-
-// setConfigErr records whether the config on disk loads and shows it (UI
-// thread).
-func (c *controller) setConfigErr(err error) {
-	c.configErr = err
-	if c.main != nil {
-		c.main.config.Set(err)
-		c.main.content.Refresh() // the banner takes or gives back its room
 	}
 }

@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,11 +36,20 @@ func TestConfigFileIsVisible(t *testing.T) {
 		t.Errorf("opened %v", opened)
 	}
 
+	// The engine reports the file it runs does not load (control.Status).
 	_, err := registry.Load(path)
-	if err == nil {
-		t.Fatal("the broken file loads")
+	var se *registry.SyntaxError
+	if !errors.As(err, &se) {
+		t.Fatalf("the broken file: %v", err)
 	}
-	c.setConfigErr(err)
+	eng.mu.Lock()
+	eng.status.ConfigProblem = &se.Diagnostic
+	eng.mu.Unlock()
+	c.apply(eng.Snapshot())
+	// One banner: the window's own, with the line and the Open button.
+	if strings.Contains(m.warning.Text, "does not load") {
+		t.Errorf("the problem is said twice: %q", m.warning.Text)
+	}
 	if !m.config.banner.Visible() || !strings.Contains(m.config.problem.Text, path+":3:12:") || !strings.Contains(m.config.source.Text, "^") {
 		t.Errorf("banner %v %q\n%s", m.config.banner.Visible(), m.config.problem.Text, m.config.source.Text)
 	}
@@ -48,8 +58,11 @@ func TestConfigFileIsVisible(t *testing.T) {
 	if d := os.Getenv("MCPTRAY_SCREENSHOTS"); d != "" {
 		writePNG(t, filepath.Join(d, "config-broken.png"), c.win.Canvas().Capture())
 	}
-	c.setConfigErr(nil)
-	if m.config.banner.Visible() {
+	eng.mu.Lock()
+	eng.status.ConfigProblem = nil
+	eng.mu.Unlock()
+	c.apply(eng.Snapshot())
+	if m.config.banner.Visible() || strings.Contains(m.warning.Text, "does not load") {
 		t.Error("banner stays after the file loads")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"net/url"
 	"runtime"
 	"runtime/debug"
@@ -22,6 +23,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/assets"
+	"mcptray/control"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -30,11 +32,12 @@ import (
 // used on the UI thread only, except eng (safe for any goroutine).
 type controller struct {
 	app     fyne.App
-	eng     Engine
+	eng     control.Engine
 	cfgPath string
 	env     *app.Env
 
 	snap      supervisor.Snapshot
+	problem   string   // the config problem last shown, to notify once per problem
 	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
 	trayState health
 	trayTip   string
@@ -42,8 +45,8 @@ type controller struct {
 	main      *mainWindow
 	notify    *notifier
 	form      *serverForm          // the Add/Edit form last opened (tests)
-	configErr error                // why servers.toml on disk does not load, nil when it does
 	openURL   func(*url.URL) error // opens files and links (nil: the app's OpenURL)
+	tnext     uint64               // the next transition to notify (watch goroutine)
 
 	// checkServer runs a one-off check of a server (the form's Test).
 	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
@@ -62,7 +65,7 @@ type controller struct {
 	saveMu sync.Mutex
 }
 
-func newController(a fyne.App, eng Engine, cfgPath string, env *app.Env) *controller {
+func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env) *controller {
 	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
 	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
 		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
@@ -73,6 +76,8 @@ func newController(a fyne.App, eng Engine, cfgPath string, env *app.Env) *contro
 
 // setUp puts the tray in place (before the app runs).
 func (c *controller) setUp() {
+	// Notify what happens from now on, not what happened before.
+	_, c.tnext = c.eng.Transitions(math.MaxUint64)
 	c.apply(c.eng.Snapshot())
 }
 
@@ -95,7 +100,14 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 				dirty = false
 				lastRefresh = now
 				snap := c.eng.Snapshot()
-				fyne.Do(func() { c.apply(snap) })
+				var trs []supervisor.Transition
+				trs, c.tnext = c.eng.Transitions(c.tnext)
+				fyne.Do(func() {
+					c.apply(snap)
+					if len(trs) > 0 {
+						c.notify.Observe(trs)
+					}
+				})
 			}
 			fyne.Do(func() {
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
@@ -109,14 +121,10 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 
 // apply shows a snapshot everywhere (UI thread).
 func (c *controller) apply(snap supervisor.Snapshot) {
-	prev := c.snap
 	c.snap = snap
-	warning := engineWarning(c.eng)
+	warning, level := engineWarning(c.eng.Status())
 	if desk, ok := c.app.(desktop.App); ok {
-		h := aggregate(snap)
-		if warning != "" {
-			h = healthError
-		}
+		h := max(aggregate(snap), level)
 		if h != c.trayState {
 			c.trayState = h
 			desk.SetSystemTrayIcon(trayIcon(h))
@@ -125,7 +133,7 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 			c.trayTip = tip
 			setTrayTooltip(tip)
 		}
-		menu := buildTrayMenu(snap, warning, c.trayActions())
+		menu := buildTrayMenu(snap, firstLine(warning), c.trayActions())
 		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
 			c.trayMenu = labels
 			desk.SetSystemTrayMenu(menu)
@@ -134,22 +142,56 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 	c.followCheck(snap)
 	if c.main != nil {
 		c.main.Update(snap)
-		c.main.setWarning(warning)
+		// The window shows a config problem in its own banner, with the
+		// line and a way to open the file; the tray says it in one line.
+		st := c.eng.Status()
+		problem := st.ConfigProblem
+		st.ConfigProblem = nil
+		w, _ := engineWarning(st)
+		c.main.setWarning(w)
+		visible := c.main.config.banner.Visible()
+		c.main.config.Set(problem)
+		if visible != c.main.config.banner.Visible() {
+			c.main.content.Refresh() // the banner takes or gives back its room
+		}
 	}
-	if len(prev.Servers) > 0 {
-		c.notify.Observe(prev, snap)
+	if p := configProblem(c.eng.Status()); p != c.problem {
+		c.problem = p
+		if p != "" {
+			c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", p))
+		}
 	}
 }
 
-// engineWarning says when the engine's view is stale: the daemon this app
-// is attached to stopped answering. An in-process engine never is.
-func engineWarning(eng Engine) string {
-	if e, ok := eng.(interface{ Err() error }); ok {
-		if err := e.Err(); err != nil {
-			return "The daemon is not answering: showing its last known state"
-		}
+// engineWarning is the banner above everything, and how it colours the
+// tray: the daemon this app is attached to stopped answering (red), or the
+// config file on disk does not load or is not followed (amber). An
+// in-process engine always answers.
+func engineWarning(st control.Status) (string, health) {
+	var lines []string
+	level := healthIdle
+	if st.Unreachable != nil {
+		lines = append(lines, "The daemon is not answering: showing its last known state")
+		level = healthError
 	}
-	return ""
+	if p := configProblem(st); p != "" {
+		lines = append(lines, "servers.toml does not load: "+p, "The servers run as the file last loaded. Fix the file and save it: it is applied at once.")
+		level = max(level, healthWarn)
+	}
+	if st.WatchProblem != "" {
+		lines = append(lines, "Edits to servers.toml are not applied as they are saved ("+st.WatchProblem+"): use Reload config after an edit.")
+		level = max(level, healthWarn)
+	}
+	return strings.Join(lines, "\n"), level
+}
+
+// configProblem is where and why the config file does not load, "" when it
+// loads.
+func configProblem(st control.Status) string {
+	if st.ConfigProblem == nil {
+		return ""
+	}
+	return st.ConfigProblem.String()
 }
 
 func menuLabels(m *fyne.Menu) []string {
@@ -174,6 +216,7 @@ func (c *controller) trayActions() trayActions {
 		showDetails: func(name string) { c.openServer(name, "Overview") },
 		viewLog:     func(name string) { c.openServer(name, "Log") },
 		copyConfig:  c.copyConfig,
+		signIn:      c.signIn,
 		openMain:    c.openMain,
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,
@@ -181,10 +224,15 @@ func (c *controller) trayActions() trayActions {
 	}
 }
 
+// commandTimeout bounds one engine command from the UI.
+const commandTimeout = 30 * time.Second
+
 // do runs an engine command off the UI thread and reports a failure.
-func (c *controller) do(what string, fn func() error) {
+func (c *controller) do(what string, fn func(ctx context.Context) error) {
 	go func() {
-		if err := fn(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		if err := fn(ctx); err != nil {
 			fyne.Do(func() { c.showError(fmt.Errorf("Could not %s: %w", what, err)) })
 		}
 	}()
@@ -207,14 +255,14 @@ func (c *controller) showError(err error) {
 }
 
 func (c *controller) restart(name string) {
-	c.do("restart "+name, func() error { return c.eng.Restart(name) })
+	c.do("restart "+name, func(ctx context.Context) error { return c.eng.Restart(ctx, name) })
 }
 
 func (c *controller) startStop(name string, start bool) {
 	if start {
-		c.do("start "+name, func() error { return c.eng.Start(name) })
+		c.do("start "+name, func(ctx context.Context) error { return c.eng.Start(ctx, name) })
 	} else {
-		c.do("stop "+name, func() error { return c.eng.Stop(name) })
+		c.do("stop "+name, func(ctx context.Context) error { return c.eng.Stop(ctx, name) })
 	}
 }
 
@@ -234,7 +282,9 @@ func (c *controller) checkAll() {
 	}
 	c.setCheckStatus(fmt.Sprintf("Checking %s…", app.Plural(len(c.checking), "server")))
 	go func() {
-		if err := c.eng.CheckNow(""); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		if err := c.eng.CheckNow(ctx, ""); err != nil {
 			fyne.Do(func() {
 				c.checking = nil
 				c.setCheckStatus("Check all failed: " + err.Error())
@@ -269,26 +319,19 @@ func (c *controller) setCheckStatus(text string) {
 	}
 }
 
-// reloadConfig reads servers.toml again and applies the difference.
+// reloadConfig makes the engine read its config file again (the tray's
+// Reload config) and says what in the file is wrong.
 func (c *controller) reloadConfig() {
-	go func() {
-		cfg, err := registry.Load(c.cfgPath)
+	c.do("reload", func(ctx context.Context) error {
+		res, err := c.eng.Reload(ctx)
 		if err != nil {
-			fyne.Do(func() { c.setConfigErr(err); c.showError(err) })
-			return
+			return err
 		}
-		fyne.Do(func() { c.setConfigErr(nil) })
-		c.eng.Reload(cfg.Servers)
-		if cfg.HasErrors() {
-			var msgs []string
-			for _, d := range cfg.Diagnostics {
-				if d.Severity == registry.SeverityError {
-					msgs = append(msgs, d.String())
-				}
-			}
-			fyne.Do(func() { c.showError(errors.New(strings.Join(msgs, "\n"))) })
+		if res.Errors > 0 {
+			return errors.New(strings.Join(res.Diagnostics, "\n"))
 		}
-	}()
+		return nil
+	})
 }
 
 // openMain shows the main window, creating it on first use (UI thread).
@@ -297,7 +340,7 @@ func (c *controller) openMain() {
 		c.win = c.app.NewWindow("mcptray")
 		c.win.SetIcon(assets.AppIcon)
 		c.main = newMainWindow(c, c.win)
-		c.main.config.Set(c.configErr)
+		c.main.config.Set(c.eng.Status().ConfigProblem)
 		c.main.setCheckStatus(c.checkStatus, c.checking != nil)
 		c.win.SetContent(c.main.content)
 		c.main.installKeys()
@@ -334,19 +377,4 @@ func (c *controller) openServer(name, tab string) {
 	c.openMain()
 	c.main.selectServer(name)
 	c.main.showTab(tab)
-}
-
-// watchConfig applies edits made to servers.toml by hand until ctx ends.
-func (c *controller) watchConfig(ctx context.Context) error {
-	return app.WatchConfig(ctx, c.cfgPath, func(cfg *registry.Config) {
-		fyne.Do(func() { c.setConfigErr(nil) })
-		c.eng.Reload(cfg.Servers)
-	}, func(err error) {
-		// Keep running what runs; say why the edit was not applied, in the
-		// window (a banner) and a notification (the window may be closed).
-		fyne.Do(func() {
-			c.setConfigErr(err)
-			c.app.SendNotification(fyne.NewNotification("servers.toml not applied", sentence(err.Error())))
-		})
-	})
 }

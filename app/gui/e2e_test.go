@@ -35,7 +35,7 @@ var (
 	buildErr  error
 )
 
-// binaries builds mcptray and mcptray-gui side by side, once.
+// binaries builds the desktop build of mcptray, once.
 func binaries(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -46,12 +46,9 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		for _, b := range [][2]string{{"mcptray", "mcptray"}, {"mcptray-gui", "mcptray/cmd/mcptray-gui"}} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, b[0]), b[1]).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
-				return
-			}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "mcptray"), "mcptray").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build mcptray: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -170,7 +167,7 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pid := cmd.Process.Pid // mcptray execs mcptray-gui: the pid stays
+	pid := cmd.Process.Pid
 	exited := make(chan struct{})
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(exited) }()

@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -406,7 +407,7 @@ func sentence(s string) string {
 		return s
 	}
 	s = strings.ToUpper(s[:1]) + s[1:]
-	if !strings.HasSuffix(s, ".") {
+	if !strings.ContainsAny(s[len(s)-1:], ".!?…") {
 		s += "."
 	}
 	return s
@@ -436,8 +437,8 @@ func looksSecret(key string) bool {
 }
 
 // editServer opens the form for a server ("" adds a new one; duplicate
-// starts from a copy under a new name), saves atomically and applies the
-// change through Reload so the other servers keep running.
+// starts from a copy under a new name) and saves atomically; the engine
+// applies the change, and the other servers keep running.
 func (c *controller) editServer(name string, duplicate bool) {
 	c.openMain()
 	cfg, err := registry.Load(c.cfgPath)
@@ -620,9 +621,11 @@ func (c *controller) saveServer(replace string, s *registry.Server) error {
 	})
 }
 
-// updateConfig reads servers.toml afresh, changes it, saves it atomically and
-// reloads the engine with the result. A file that does not load is not
-// touched.
+// updateConfig reads servers.toml afresh, changes it and saves it
+// atomically. The engine applies the saved file itself, as it does any
+// edit (a daemon's engine too: the app must not reload on top); only an
+// engine that cannot follow its file is told to read it. A file that does
+// not load is not touched.
 func (c *controller) updateConfig(change func(cfg *registry.Config) error) error {
 	c.saveMu.Lock()
 	defer c.saveMu.Unlock()
@@ -636,7 +639,13 @@ func (c *controller) updateConfig(change func(cfg *registry.Config) error) error
 	if err := registry.Save(cfg); err != nil {
 		return err
 	}
-	c.eng.Reload(cfg.Servers)
+	if c.eng.Status().WatchProblem != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		if _, err := c.eng.Reload(ctx); err != nil {
+			return fmt.Errorf("saved, but not applied: %w", err)
+		}
+	}
 	return nil
 }
 

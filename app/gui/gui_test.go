@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,29 +16,59 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"mcptray/app"
+	"mcptray/control"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
-// fakeEngine satisfies Engine for UI tests: it serves a fixed snapshot and
-// records the commands it gets.
+// fakeEngine satisfies control.Engine for UI tests: it serves a fixed
+// snapshot and records the commands it gets.
 type fakeEngine struct {
 	mu       sync.Mutex
 	snap     supervisor.Snapshot
+	status   control.Status
 	calls    []string
 	logs     map[string][]supervisor.LogLine
-	reloads  [][]*registry.Server
 	changes  chan struct{}
+	watch    chan struct{}
+	trans    []supervisor.Transition
 	fail     error
 	commands chan string
 }
 
 func newFakeEngine(snap supervisor.Snapshot) *fakeEngine {
-	return &fakeEngine{snap: snap, logs: map[string][]supervisor.LogLine{}, changes: make(chan struct{}, 1), commands: make(chan string, 100)}
+	return &fakeEngine{snap: snap, logs: map[string][]supervisor.LogLine{}, changes: make(chan struct{}, 1),
+		watch: make(chan struct{}), commands: make(chan string, 100)}
+}
+
+// changed signals a change the way the supervisor does: Changes and Watch.
+func (f *fakeEngine) changed() {
+	f.mu.Lock()
+	close(f.watch)
+	f.watch = make(chan struct{})
+	f.mu.Unlock()
+	select {
+	case f.changes <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeEngine) Watch() <-chan struct{} { f.mu.Lock(); defer f.mu.Unlock(); return f.watch }
+func (f *fakeEngine) Transitions(since uint64) ([]supervisor.Transition, uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []supervisor.Transition
+	for _, t := range f.trans {
+		if t.Seq >= since {
+			out = append(out, t)
+		}
+	}
+	return out, uint64(len(f.trans)) + 1
 }
 
 func (f *fakeEngine) Snapshot() supervisor.Snapshot { f.mu.Lock(); defer f.mu.Unlock(); return f.snap }
+func (f *fakeEngine) Status() control.Status        { f.mu.Lock(); defer f.mu.Unlock(); return f.status }
 func (f *fakeEngine) Changes() <-chan struct{}      { return f.changes }
 func (f *fakeEngine) record(c string) error {
 	f.mu.Lock()
@@ -47,17 +78,14 @@ func (f *fakeEngine) record(c string) error {
 	f.commands <- c
 	return err
 }
-func (f *fakeEngine) Start(n string) error    { return f.record("start " + n) }
-func (f *fakeEngine) Stop(n string) error     { return f.record("stop " + n) }
-func (f *fakeEngine) Restart(n string) error  { return f.record("restart " + n) }
-func (f *fakeEngine) CheckNow(n string) error { return f.record("check " + n) }
-func (f *fakeEngine) Reload(s []*registry.Server) {
-	f.mu.Lock()
-	f.reloads = append(f.reloads, s)
-	f.mu.Unlock()
-	f.record("reload")
+func (f *fakeEngine) Start(_ context.Context, n string) error    { return f.record("start " + n) }
+func (f *fakeEngine) Stop(_ context.Context, n string) error     { return f.record("stop " + n) }
+func (f *fakeEngine) Restart(_ context.Context, n string) error  { return f.record("restart " + n) }
+func (f *fakeEngine) CheckNow(_ context.Context, n string) error { return f.record("check " + n) }
+func (f *fakeEngine) Reload(context.Context) (*control.ReloadResult, error) {
+	return &control.ReloadResult{}, f.record("reload")
 }
-func (f *fakeEngine) Log(name string, since uint64) ([]supervisor.LogLine, uint64) {
+func (f *fakeEngine) Log(_ context.Context, name string, since uint64) ([]supervisor.LogLine, uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []supervisor.LogLine
@@ -68,7 +96,14 @@ func (f *fakeEngine) Log(name string, since uint64) ([]supervisor.LogLine, uint6
 			next = l.Seq
 		}
 	}
-	return out, next
+	return out, next, nil
+}
+
+// called reports whether the engine got command c.
+func (f *fakeEngine) called(c string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Contains(f.calls, c)
 }
 
 // waitCommand waits for the engine to get a command.
@@ -168,6 +203,63 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
+// TestWarningsShow: a server the engine says works with warnings (here,
+// stdout noise) is amber in the tray and the list, names the warning in the
+// tray line, and has a card in the window; a stopped one's catalog is
+// marked as last seen.
+func TestWarningsShow(t *testing.T) {
+	snap := sampleSnapshot()
+	demo := &snap.Servers[0]
+	demo.Level = supervisor.LevelWarn
+	demo.Warnings = []healthcheck.Diagnosis{{Code: healthcheck.CodeStdoutNoise, Message: "The server printed 1 non-JSON line on stdout.", Evidence: []string{`"Welcome"`}}}
+	for i := range snap.Servers[1:] {
+		snap.Servers[i+1].Server.Disabled = true
+	}
+	if got := aggregate(snap); got != healthWarn {
+		t.Errorf("tray health %v, want warn", got)
+	}
+	if got := dotColor(demo); got != dotColor(&supervisor.ServerState{State: supervisor.StateStarting}) {
+		t.Errorf("dot %v, want amber", got)
+	}
+	menu := buildTrayMenu(snap, "", trayActions{})
+	if l := menu.Items[2].Label; !strings.Contains(l, "warning: stdout-noise") { // after the summary line
+		t.Errorf("tray line %q does not name the warning", l)
+	}
+	c := newTestController(t, newFakeEngine(snap), "")
+	c.apply(snap)
+	m := c.main
+	m.selectServer("demo")
+	if !m.diagCard.Visible() || m.diagCard.Title != "warning: stdout-noise" || !strings.Contains(m.diagText.Text, "Welcome") {
+		t.Errorf("warning card: visible=%v title=%q text=%q", m.diagCard.Visible(), m.diagCard.Title, m.diagText.Text)
+	}
+	// Stopped: the tools are as last seen.
+	demo.State, demo.Level, demo.Warnings, demo.LastLive = supervisor.StateStopped, supervisor.LevelIdle, nil, t0
+	c.apply(snap)
+	m.selectServer("demo")
+	if got := m.tabs.Items[1].Text; !strings.Contains(got, "last seen") {
+		t.Errorf("tools tab of a stopped server: %q", got)
+	}
+	if got := m.fields["Server"].Text; !strings.Contains(got, "last seen") {
+		t.Errorf("server field of a stopped server: %q", got)
+	}
+}
+
+// TestBackoffCountsDown: the retry is said as time left, which moves.
+func TestBackoffCountsDown(t *testing.T) {
+	st := supervisor.ServerState{Name: "x", State: supervisor.StateBackoff, NextAttempt: t0.Add(10 * time.Second), Server: &registry.Server{Command: "x"}}
+	if got := app.StateDetailAt(&st, t0); !strings.Contains(got, "restart in 10s") {
+		t.Errorf("at t0: %q", got)
+	}
+	if got := app.StateDetailAt(&st, t0.Add(7*time.Second)); !strings.Contains(got, "restart in 3s") {
+		t.Errorf("7 s later: %q", got)
+	}
+	st.Server = &registry.Server{URL: "http://x/mcp"}
+	st.Restarts = 2
+	if got := app.StateDetailAt(&st, t0); !strings.Contains(got, "reconnect in 10s") || !strings.Contains(got, "2 reconnects") {
+		t.Errorf("remote: %q", got)
+	}
+}
+
 func TestTrayMenu(t *testing.T) {
 	test.NewTempApp(t)
 	var got []string
@@ -193,7 +285,7 @@ func TestTrayMenu(t *testing.T) {
 		"github: crash-looping, exit 1, 5 restarts",
 		"missing: failed, command-not-found",
 		"flaky: backoff, SIGKILL",
-		"demo: ready, 3 tools, 3.0 ms",
+		"demo: ready, 3 tools, probe 3.0 ms",
 		"idle: stopped",
 		"", "Open mcptray", "Check all now", "Reload config", "", "Quit",
 	}
@@ -239,7 +331,7 @@ func TestTrayMenu(t *testing.T) {
 	}
 }
 
-func newTestController(t *testing.T, eng Engine, cfgPath string) *controller {
+func newTestController(t *testing.T, eng control.Engine, cfgPath string) *controller {
 	t.Helper()
 	a := test.NewTempApp(t)
 	c := newController(a, eng, cfgPath, &app.Env{})
@@ -494,7 +586,7 @@ func TestServerFormTest(t *testing.T) {
 	}
 }
 
-func TestEditSaveAndRemoveGoThroughReload(t *testing.T) {
+func TestEditSaveAndRemoveLeaveApplyingToTheEngine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "servers.toml")
 	os.WriteFile(path, []byte("# mine\n[servers.a]\ncommand = \"x\"\n\n[servers.b]\ncommand = \"y\"\n"), 0o600)
 	eng := newFakeEngine(sampleSnapshot())
@@ -514,8 +606,9 @@ func TestEditSaveAndRemoveGoThroughReload(t *testing.T) {
 	if !slices.Equal(names, []string{"a", "b", "new"}) || cfg.Server("a").Args[0] != "--v" {
 		t.Errorf("saved config: %v %+v", names, cfg.Server("a"))
 	}
-	if len(eng.reloads) != 2 || len(eng.reloads[1]) != 3 {
-		t.Errorf("reloads: %d", len(eng.reloads))
+	// The engine follows its file: the app does not reload on top.
+	if eng.called("reload") {
+		t.Errorf("the app reloaded after a save: %v", eng.calls)
 	}
 	if bak, _ := os.ReadFile(path + ".bak"); !strings.Contains(string(bak), "--v") && !strings.Contains(string(bak), "new") {
 		t.Errorf("no backup: %q", bak)
@@ -534,37 +627,41 @@ func TestNotifications(t *testing.T) {
 	a := test.NewTempApp(t)
 	now := t0
 	n := newNotifier(a, func() time.Time { return now })
-	prev := sampleSnapshot()
-	next := sampleSnapshot()
-	next.Servers[0].State = supervisor.StateBackoff // demo crashed
-	next.Servers[0].LastExit = &supervisor.ExitInfo{Code: -1, Signal: "SIGKILL", Uptime: time.Minute}
-	next.Servers[3].State = supervisor.StateReady // flaky recovered
-	n.Observe(prev, next)
-	if len(n.sent) != 2 || n.sent[0].title != "demo killed by SIGKILL after 1m0s" || n.sent[1].title != "flaky recovered" {
+	tr := func(server string, ev supervisor.Event, reason string) supervisor.Transition {
+		return supervisor.Transition{Server: server, Event: ev, Reason: reason}
+	}
+	crash := []supervisor.Transition{
+		tr("demo", supervisor.EventCrashed, "crashed: killed by SIGKILL after 1m0s; restarting in 1s"),
+		tr("flaky", supervisor.EventRecovered, "flaky 1.0 ready"),
+		{Server: "quiet", From: supervisor.StateStarting, To: supervisor.StateReady}, // no news
+	}
+	n.Observe(crash)
+	if len(n.sent) != 2 || n.sent[0].title != "demo crashed" || !strings.Contains(n.sent[0].body, "SIGKILL") || n.sent[1].title != "flaky recovered" {
 		t.Fatalf("sent %+v", n.sent)
 	}
 	// The recoveries and crashes that follow are news once each...
-	n.Observe(next, prev)
+	back := []supervisor.Transition{tr("demo", supervisor.EventRecovered, "ready"), tr("flaky", supervisor.EventCrashed, "crashed")}
+	n.Observe(back)
 	titles := n.sent[2].title + "|" + n.sent[3].title
-	if len(n.sent) != 4 || !strings.Contains(titles, "demo recovered") || !strings.Contains(titles, "flaky killed") {
+	if len(n.sent) != 4 || !strings.Contains(titles, "demo recovered") || !strings.Contains(titles, "flaky crashed") {
 		t.Fatalf("recovery and crash: %+v", n.sent)
 	}
 	// ...but the same news again within the rate limit is not.
-	n.Observe(prev, next)
-	n.Observe(next, prev)
+	n.Observe(crash)
+	n.Observe(back)
 	if len(n.sent) != 4 {
 		t.Errorf("rate limit: %+v", n.sent)
 	}
 	now = now.Add(time.Minute)
 	n.SetEnabled(false)
-	n.Observe(prev, next)
+	n.Observe(crash)
 	if len(n.sent) != 4 {
 		t.Errorf("sent while switched off")
 	}
 	n.SetEnabled(true)
-	n.Observe(prev, next)
-	if len(n.sent) != 6 {
-		t.Errorf("after the limit: %d", len(n.sent))
+	n.Observe([]supervisor.Transition{tr("demo", supervisor.EventFlapping, "ready"), tr("web", supervisor.EventDisconnected, "connection refused")})
+	if len(n.sent) != 6 || n.sent[4].title != "demo keeps going down" || n.sent[5].title != "web disconnected" {
+		t.Errorf("flapping and disconnect: %+v", n.sent[4:])
 	}
 }
 
@@ -577,24 +674,20 @@ func TestLatencyChartRenders(t *testing.T) {
 	test.AssertRendersToMarkup(t, "latency_chart.xml", w.Canvas())
 }
 
-// staleEngine is an engine that lost its daemon.
-type staleEngine struct{ *fakeEngine }
-
-func (staleEngine) Err() error { return fmt.Errorf("connection refused") }
-
 func TestStaleDaemonIsShown(t *testing.T) {
-	eng := staleEngine{newFakeEngine(sampleSnapshot())}
+	eng := newFakeEngine(sampleSnapshot())
+	eng.status.Unreachable = fmt.Errorf("connection refused")
 	c := newTestController(t, eng, "")
 	c.apply(eng.Snapshot())
 	if !c.main.warning.Visible() || !strings.Contains(c.main.warning.Text, "not answering") {
 		t.Errorf("warning: visible=%v %q", c.main.warning.Visible(), c.main.warning.Text)
 	}
-	menu := buildTrayMenu(eng.Snapshot(), engineWarning(eng), c.trayActions())
-	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled {
-		t.Errorf("tray's first item: %+v", menu.Items[0])
+	warning, level := engineWarning(eng.Status())
+	menu := buildTrayMenu(eng.Snapshot(), warning, c.trayActions())
+	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled || level != healthError {
+		t.Errorf("tray's first item: %+v (level %v)", menu.Items[0], level)
 	}
-	fresh := newFakeEngine(sampleSnapshot())
-	if engineWarning(fresh) != "" {
+	if w, _ := engineWarning(newFakeEngine(sampleSnapshot()).Status()); w != "" {
 		t.Error("an in-process engine is never stale")
 	}
 }
@@ -639,4 +732,74 @@ func manySnapshot(n int) supervisor.Snapshot {
 		snap.Servers = append(snap.Servers, s)
 	}
 	return snap
+
+}
+
+// TestNotificationsFromARealEngine: a real supervisor whose server crashes
+// again and again; the app's notifications follow the engine's
+// transitions: one crash, one recovery, never a second "recovered".
+func TestNotificationsFromARealEngine(t *testing.T) {
+	srv := &registry.Server{Name: "flaky", Command: "sh", Args: []string{"-c", "sleep 0.2; exit 1"}, Autostart: true}
+	sup := control.NewLocal(&registry.Config{Servers: []*registry.Server{srv}}, &control.LocalOptions{
+		Supervisor: &supervisor.Options{
+			NoLogFiles: true, BackoffBase: 10 * time.Millisecond, Jitter: -1, CrashLoopCount: 100,
+			Environ: func(context.Context) []string { return os.Environ() },
+		},
+		NoWatch: true,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	c := newTestController(t, sup, "")
+	c.setUp()
+	wg.Go(func() { c.watch(ctx, 5*time.Millisecond) })
+	wg.Go(func() { sup.Run(ctx) })
+	// Four crashes and restarts.
+	deadline := time.Now().Add(30 * time.Second)
+	for sup.Snapshot().Server("flaky").Restarts < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("restarts: %d", sup.Snapshot().Server("flaky").Restarts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var titles []string
+	for time.Now().Before(deadline) {
+		titles = c.notify.sentTitles()
+		if len(titles) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Join(titles, "|") != "flaky crashed|flaky recovered" {
+		t.Errorf("notifications %q, want one crash and one recovery", titles)
+	}
+	var events []string
+	trs, _ := sup.Transitions(0)
+	for _, tr := range trs {
+		if tr.Event != "" {
+			events = append(events, string(tr.Event))
+		}
+	}
+	if n := strings.Count(strings.Join(events, ","), string(supervisor.EventRecovered)); n != 1 {
+		t.Errorf("engine events %v: %d recoveries, want 1 (then flapping)", events, n)
+	}
+}
+
+// TestServerTextShownVisibly: a server's name, instructions and stderr show
+// their control characters as escapes in the window.
+func TestServerTextShownVisibly(t *testing.T) {
+	snap := sampleSnapshot()
+	rep := *snap.Servers[0].Report
+	rep.ServerInfo.Name = "evil\x1b]52;c;ZXZpbA==\x07"
+	rep.Instructions = "clear\x1b[2J"
+	snap.Servers[0].Report = &rep
+	c := newTestController(t, newFakeEngine(snap), "")
+	c.apply(snap)
+	c.main.selectServer("demo")
+	if got := c.main.fields["Server"].Text; !strings.HasPrefix(got, `evil\x1b]52;c;ZXZpbA==\x07 `) {
+		t.Errorf("server field %q", got)
+	}
+	if got := c.main.instructions.Text; got != `clear\x1b[2J` {
+		t.Errorf("instructions %q", got)
+	}
 }

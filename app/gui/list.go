@@ -17,18 +17,20 @@ import (
 	"mcptray/supervisor"
 )
 
-// rank sorts problems first: failing, then needing attention, then the rest
-// in config order. Starting is not a problem, so a fresh start does not
-// shuffle the list.
+// rank sorts problems first: failing, then needing attention (warnings,
+// waiting to retry, degraded), then the rest in config order. Starting is
+// not a problem, so a fresh start does not shuffle the list.
 func rank(s *supervisor.ServerState) int {
 	if s.Server != nil && s.Server.Disabled {
 		return 2
 	}
-	switch s.State {
-	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy:
+	switch levelOf(s) {
+	case supervisor.LevelError:
 		return 0
-	case supervisor.StateBackoff, supervisor.StateDegraded:
-		return 1
+	case supervisor.LevelWarn:
+		if s.State != supervisor.StateStarting && s.State != supervisor.StateStopping {
+			return 1
+		}
 	}
 	return 2
 }
@@ -55,7 +57,7 @@ func countSummary(snap supervisor.Snapshot) string {
 		counts[countWord(&snap.Servers[i])]++
 	}
 	var parts []string
-	for _, w := range []string{"ready", "failing", "retrying", "degraded", "starting", "stopped", "disabled"} {
+	for _, w := range []string{"ready", "with warnings", "failing", "retrying", "degraded", "need sign-in", "starting", "stopped", "disabled"} {
 		if n := counts[w]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, w))
 		}
@@ -69,7 +71,12 @@ func countWord(s *supervisor.ServerState) string {
 	}
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateRunning:
+		if levelOf(s) == supervisor.LevelWarn {
+			return "with warnings"
+		}
 		return "ready"
+	case supervisor.StateSignIn:
+		return "need sign-in"
 	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy:
 		return "failing"
 	case supervisor.StateBackoff:
@@ -330,7 +337,7 @@ type serverRow struct {
 }
 
 func newServerRow(l *serverList) *serverRow {
-	r := &serverRow{l: l, bg: canvas.NewRectangle(color.Transparent), dot: canvas.NewCircle(stateColor(supervisor.StateStopped))}
+	r := &serverRow{l: l, bg: canvas.NewRectangle(color.Transparent), dot: canvas.NewCircle(idleColor)}
 	r.name = canvas.NewText("", theme.Color(theme.ColorNameForeground))
 	r.name.TextStyle.Bold = true
 	r.detail = canvas.NewText("", theme.Color(theme.ColorNamePlaceHolder))
@@ -341,7 +348,7 @@ func newServerRow(l *serverList) *serverRow {
 func (r *serverRow) set(id int, s *supervisor.ServerState, marked bool) {
 	r.id = id
 	r.full = [2]string{s.Name, app.StateDetail(s)}
-	r.dot.FillColor = stateColor(s.State)
+	r.dot.FillColor = dotColor(s)
 	if marked {
 		r.bg.FillColor = theme.Color(theme.ColorNameSelection)
 	} else {
@@ -349,8 +356,11 @@ func (r *serverRow) set(id int, s *supervisor.ServerState, marked bool) {
 	}
 	r.name.Color = theme.Color(theme.ColorNameForeground)
 	r.detail.Color = theme.Color(theme.ColorNamePlaceHolder)
-	if rank(s) == 0 {
+	switch rank(s) {
+	case 0:
 		r.detail.Color = theme.Color(theme.ColorNameError)
+	case 1:
+		r.detail.Color = theme.Color(theme.ColorNameWarning)
 	}
 	r.Refresh()
 }

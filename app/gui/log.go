@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/control"
 	"mcptray/supervisor"
 )
 
@@ -23,7 +25,7 @@ const logViewLimit = 10000
 // polls the engine at most a few times a second and appends in batches, so a
 // server writing megabytes a second does not freeze the UI.
 type logView struct {
-	eng    Engine
+	eng    control.Engine
 	window func() fyne.Window
 
 	mu     sync.Mutex // guards server and since, read by the poller
@@ -49,7 +51,7 @@ type logView struct {
 	content      fyne.CanvasObject
 }
 
-func newLogView(eng Engine, window func() fyne.Window) *logView {
+func newLogView(eng control.Engine, window func() fyne.Window) *logView {
 	v := &logView{eng: eng, window: window, follow: true}
 	v.list = widget.NewList(
 		func() int { return len(v.shown) },
@@ -133,8 +135,10 @@ func (v *logView) poll() {
 	if name == "" {
 		return
 	}
-	lines, next := v.eng.Log(name, since)
-	if len(lines) == 0 {
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	lines, next, err := v.eng.Log(ctx, name, since)
+	if err != nil || len(lines) == 0 {
 		return
 	}
 	v.mu.Lock()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -26,7 +25,7 @@ const AppID = "dev.mcptray.app"
 
 // Main runs the desktop app with the command-line arguments args (without
 // the program name) and returns the exit code. `mcptray` with no command, and
-// `mcptray gui`, start it.
+// `mcptray gui`, start it (the root main.go hands it to app as Env.Desktop).
 func Main(args []string, env *app.Env) int {
 	fs := flag.NewFlagSet("mcptray gui", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -47,27 +46,12 @@ func Main(args []string, env *app.Env) int {
 		return 1
 	}
 	if env.Exe == "" {
-		env.Exe = cliPath()
+		// The demo server of a first-run config runs this binary.
+		env.Exe, _ = os.Executable()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runGUI(ctx, env, *cfgPath, *hide)
-}
-
-// cliPath is the mcptray command-line binary, which the demo server of a
-// first-run config runs: the one that started this app, else the one beside
-// it, else mcptray on PATH.
-func cliPath() string {
-	if p := os.Getenv(app.EnvCLI); p != "" {
-		return p
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "mcptray"+filepath.Ext(exe))
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "mcptray"
 }
 
 // runGUI runs the desktop app until Quit (or SIGINT/SIGTERM), then stops
@@ -105,19 +89,21 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		fyneapp.SetMetadata(md)
 	}
 	a.SetIcon(assets.AppIcon)
-	c := newController(a, eng, cfg.Path, env)
+	// The app edits the file its engine runs (a daemon's may differ).
+	cfgPath := eng.Status().ConfigPath
+	if cfgPath == "" {
+		cfgPath = cfg.Path
+	}
+	c := newController(a, eng, cfgPath, env)
 	if broken != nil {
-		c.configErr = broken
+		// Have the engine read the file: it reports where it breaks, and
+		// the window's banner shows it.
+		_, _ = eng.Reload(ctx)
 	}
 
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { c.watch(bg, 250*time.Millisecond) })
-	wg.Go(func() {
-		if err := c.watchConfig(bg); err != nil {
-			fmt.Fprintf(env.Stderr, "mcptray: not watching %s for changes: %v\n", cfg.Path, err)
-		}
-	})
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():

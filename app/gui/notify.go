@@ -1,11 +1,11 @@
 package gui
 
 import (
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
 
-	"mcptray/app"
 	"mcptray/supervisor"
 )
 
@@ -17,64 +17,33 @@ type event struct {
 	recovered bool // good news: rate-limited apart from the bad
 }
 
-// transitions lists the notable changes between two snapshots: a crash, a
-// crash loop, a server turning unhealthy.
-func transitions(prev, next supervisor.Snapshot) []event {
+// events turns the engine's transitions into notifications. The engine
+// decides what is news (a crash, a crash loop, a recovery, flapping); the
+// app only words it.
+func events(trs []supervisor.Transition) []event {
 	var out []event
-	for i := range next.Servers {
-		n := &next.Servers[i]
-		p := prev.Server(n.Name)
-		if p == nil || p.State == n.State {
-			continue
-		}
-		reason := n.Reason
-		if n.Diagnosis != nil {
-			reason = n.Diagnosis.Message
-		}
-		switch n.State {
-		case supervisor.StateCrashLooping:
-			out = append(out, event{server: n.Name, title: n.Name + " is crash-looping", body: reason + " mcptray stopped restarting it; start it again once fixed."})
-		case supervisor.StateBackoff:
-			if p.State.Alive() && p.State != supervisor.StateStopping {
-				what := "crashed"
-				if n.LastExit != nil {
-					what = n.LastExit.Describe()
-				}
-				out = append(out, event{server: n.Name, title: n.Name + " " + what, body: reason})
-			}
-		case supervisor.StateUnhealthy:
-			out = append(out, event{server: n.Name, title: n.Name + " is unhealthy", body: reason})
+	for _, tr := range trs {
+		n, reason := tr.Server, tr.Reason
+		switch tr.Event {
+		case supervisor.EventCrashed:
+			out = append(out, event{server: n, title: n + " crashed", body: reason})
+		case supervisor.EventDisconnected:
+			out = append(out, event{server: n, title: n + " disconnected", body: reason})
+		case supervisor.EventUnhealthy:
+			out = append(out, event{server: n, title: n + " is unhealthy", body: reason})
+		case supervisor.EventCrashLooping:
+			out = append(out, event{server: n, title: n + " is crash-looping", body: reason + ". mcptray stopped restarting it; start it again once fixed."})
+		case supervisor.EventFailed:
+			out = append(out, event{server: n, title: n + " cannot start", body: reason})
+		case supervisor.EventSignIn:
+			out = append(out, event{server: n, title: n + " needs you to sign in", body: "Use Sign in in its menu; mcptray keeps the tokens and refreshes them."})
+		case supervisor.EventRecovered:
+			out = append(out, event{server: n, title: n + " recovered", body: reason, recovered: true})
+		case supervisor.EventFlapping:
+			out = append(out, event{server: n, title: n + " keeps going down", body: "It is up again, but it went down more than once in the last minutes; mcptray goes on restarting it.", recovered: true})
 		}
 	}
 	return out
-}
-
-// recoveries lists the servers that are ready again after being down, and
-// keeps down (the servers seen in a bad state) up to date. It looks at each
-// snapshot rather than at transitions, because snapshots can skip states.
-func recoveries(next supervisor.Snapshot, down map[string]bool) []event {
-	var out []event
-	for i := range next.Servers {
-		n := &next.Servers[i]
-		switch {
-		case wasBad(n.State) && n.State != supervisor.StateDegraded:
-			down[n.Name] = true
-		case n.State == supervisor.StateReady && down[n.Name]:
-			delete(down, n.Name)
-			out = append(out, event{server: n.Name, title: n.Name + " recovered", body: app.StateDetail(n), recovered: true})
-		case n.State == supervisor.StateStopped:
-			delete(down, n.Name) // stopped on purpose: nothing to recover from
-		}
-	}
-	return out
-}
-
-func wasBad(s supervisor.State) bool {
-	switch s {
-	case supervisor.StateBackoff, supervisor.StateUnhealthy, supervisor.StateCrashLooping, supervisor.StateFailed, supervisor.StateDegraded:
-		return true
-	}
-	return false
 }
 
 // notifier sends desktop notifications, at most one per server per
@@ -85,9 +54,9 @@ type notifier struct {
 	perServer time.Duration
 	burst     int
 	last      map[string]time.Time
-	down      map[string]bool // servers seen failing, not yet ready again
 	recent    []time.Time
-	sent      []event // the last notifications sent, newest last
+	sentMu    sync.Mutex // guards sent, which tests read from their goroutine
+	sent      []event    // the last notifications sent, newest last
 }
 
 const prefNotifications = "notifications"
@@ -96,7 +65,7 @@ func newNotifier(a fyne.App, now func() time.Time) *notifier {
 	if now == nil {
 		now = time.Now
 	}
-	return &notifier{app: a, now: now, perServer: 20 * time.Second, burst: 5, last: map[string]time.Time{}, down: map[string]bool{}}
+	return &notifier{app: a, now: now, perServer: 20 * time.Second, burst: 5, last: map[string]time.Time{}}
 }
 
 // Enabled reports whether notifications are on (a stored preference).
@@ -109,16 +78,15 @@ func (n *notifier) SetEnabled(on bool) {
 	n.app.Preferences().SetBool(prefNotifications, on)
 }
 
-// Observe notifies the notable changes from prev to next (UI thread).
-func (n *notifier) Observe(prev, next supervisor.Snapshot) {
+// Observe notifies the news in the engine's transitions (UI thread).
+func (n *notifier) Observe(trs []supervisor.Transition) {
 	if !n.Enabled() {
 		return
 	}
 	now := n.now()
-	recoveries(prev, n.down) // already seen: only marks what was down
-	for _, ev := range append(transitions(prev, next), recoveries(next, n.down)...) {
+	for _, ev := range events(trs) {
 		// A crash and the recovery that follows are both worth saying; a
-		// server flapping faster than perServer is not, each time.
+		// server going down faster than perServer is not, each time.
 		key := ev.server + map[bool]string{true: "+", false: "-"}[ev.recovered]
 		if t, ok := n.last[key]; ok && now.Sub(t) < n.perServer {
 			continue
@@ -135,9 +103,22 @@ func (n *notifier) Observe(prev, next supervisor.Snapshot) {
 		}
 		n.last[key] = now
 		n.recent = append(n.recent, now)
+		n.sentMu.Lock()
 		if n.sent = append(n.sent, ev); len(n.sent) > 50 {
 			n.sent = n.sent[1:]
 		}
+		n.sentMu.Unlock()
 		n.app.SendNotification(fyne.NewNotification(ev.title, sentence(ev.body)))
 	}
+}
+
+// sentTitles are the titles of the notifications sent so far.
+func (n *notifier) sentTitles() []string {
+	n.sentMu.Lock()
+	defer n.sentMu.Unlock()
+	var out []string
+	for _, ev := range n.sent {
+		out = append(out, ev.title)
+	}
+	return out
 }

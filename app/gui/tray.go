@@ -19,6 +19,7 @@ type trayActions struct {
 	showDetails func(name string)
 	viewLog     func(name string)
 	copyConfig  func(name, clientID string)
+	signIn      func(name string)
 	openMain    func()
 	checkAll    func()
 	reload      func()
@@ -50,6 +51,9 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 		name := s.Name
 		item := fyne.NewMenuItem(app.Summary(s), func() { act.showDetails(name) })
 		var sub []*fyne.MenuItem
+		if needsSignIn(s) && act.signIn != nil {
+			sub = append(sub, fyne.NewMenuItem("Sign in…", func() { act.signIn(name) }))
+		}
 		if s.State.Alive() || s.State == supervisor.StateBackoff {
 			sub = append(sub, fyne.NewMenuItem("Restart", func() { act.restart(name) }),
 				fyne.NewMenuItem("Stop", func() { act.startStop(name, false) }))

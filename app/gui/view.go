@@ -3,28 +3,8 @@ package gui
 import (
 	"image/color"
 
-	"mcptray/registry"
 	"mcptray/supervisor"
 )
-
-// Engine is what the desktop app drives: the supervisor running in this
-// process or, through the control API, in a daemon. The UI never knows which.
-type Engine interface {
-	Snapshot() supervisor.Snapshot
-	// Changes signals (coalesced) that Snapshot has something new.
-	Changes() <-chan struct{}
-	Start(name string) error
-	Stop(name string) error
-	Restart(name string) error
-	// CheckNow probes a server at once ("" for all).
-	CheckNow(name string) error
-	// Log returns the stderr lines after sequence number since, and the
-	// sequence number to ask from next time.
-	Log(name string, since uint64) ([]supervisor.LogLine, uint64)
-	// Reload applies a new server list: added servers start, removed ones
-	// stop, changed ones restart, the rest are left alone.
-	Reload(servers []*registry.Server)
-}
 
 // health is the tray's one-glance summary of every enabled server.
 type health int
@@ -40,7 +20,7 @@ func (h health) String() string {
 	return [...]string{"idle", "ready", "warn", "error"}[h]
 }
 
-// aggregate folds every enabled server's state into one health.
+// aggregate folds every enabled server's level into one health.
 func aggregate(snap supervisor.Snapshot) health {
 	h, running := healthIdle, false
 	worse := func(x health) {
@@ -53,12 +33,12 @@ func aggregate(snap supervisor.Snapshot) health {
 		if s.Server != nil && s.Server.Disabled {
 			continue
 		}
-		switch s.State {
-		case supervisor.StateFailed, supervisor.StateUnhealthy, supervisor.StateCrashLooping:
+		switch levelOf(s) {
+		case supervisor.LevelError:
 			worse(healthError)
-		case supervisor.StateStarting, supervisor.StateDegraded, supervisor.StateBackoff, supervisor.StateStopping:
+		case supervisor.LevelWarn:
 			worse(healthWarn)
-		case supervisor.StateReady, supervisor.StateRunning:
+		case supervisor.LevelOK:
 			running = true
 		}
 	}
@@ -68,15 +48,34 @@ func aggregate(snap supervisor.Snapshot) health {
 	return h
 }
 
-// stateColor is the badge colour of a state.
-func stateColor(s supervisor.State) color.NRGBA {
-	switch s {
+// levelOf is the engine's level of a server; a snapshot without one (an
+// older daemon) gets it from the state alone.
+func levelOf(s *supervisor.ServerState) supervisor.Level {
+	if s.Level != "" {
+		return s.Level
+	}
+	switch s.State {
 	case supervisor.StateReady, supervisor.StateRunning:
-		return color.NRGBA{0x2e, 0xa0, 0x43, 0xff}
-	case supervisor.StateStarting, supervisor.StateDegraded, supervisor.StateBackoff, supervisor.StateStopping:
-		return color.NRGBA{0xe3, 0x9b, 0x0c, 0xff}
+		return supervisor.LevelOK
+	case supervisor.StateStarting, supervisor.StateDegraded, supervisor.StateBackoff, supervisor.StateStopping, supervisor.StateSignIn:
+		return supervisor.LevelWarn
 	case supervisor.StateFailed, supervisor.StateUnhealthy, supervisor.StateCrashLooping:
+		return supervisor.LevelError
+	}
+	return supervisor.LevelIdle
+}
+
+// dotColor is the badge colour of a server: green, amber, red or grey.
+func dotColor(s *supervisor.ServerState) color.NRGBA {
+	switch levelOf(s) {
+	case supervisor.LevelOK:
+		return color.NRGBA{0x2e, 0xa0, 0x43, 0xff}
+	case supervisor.LevelWarn:
+		return color.NRGBA{0xe3, 0x9b, 0x0c, 0xff}
+	case supervisor.LevelError:
 		return color.NRGBA{0xd1, 0x24, 0x2f, 0xff}
 	}
-	return color.NRGBA{0x8c, 0x95, 0x9f, 0xff}
+	return idleColor
 }
+
+var idleColor = color.NRGBA{0x8c, 0x95, 0x9f, 0xff}

@@ -46,6 +46,8 @@ type mainWindow struct {
 	fields       map[string]*widget.Label
 	diagCard     *widget.Card
 	diagText     *widget.Label
+	signIn       *widget.Button // on the diagnosis card of a server that needs sign-in
+	signInRow    *fyne.Container
 	instructions *widget.Label
 	caps         *widget.Label
 
@@ -66,7 +68,7 @@ type mainWindow struct {
 }
 
 // overviewRows are the Overview tab's fields, in order.
-var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Latency"}
+var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Connect latency", "Probe latency"}
 
 func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m := &mainWindow{c: c, win: win, fields: map[string]*widget.Label{}}
@@ -77,7 +79,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 
 	m.header = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	m.header.SizeName = theme.SizeNameSubHeadingText
-	m.badge = canvas.NewCircle(stateColor(supervisor.StateStopped))
+	m.badge = canvas.NewCircle(idleColor)
 	m.stateLabel = widget.NewLabel("")
 	m.startStop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() { m.c.startStop(m.selected, m.startStop.Text == "Start") })
 	m.restart = widget.NewButtonWithIcon("Restart", theme.ViewRefreshIcon(), func() { m.c.restart(m.selected) })
@@ -97,7 +99,11 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.diagText = widget.NewLabel("")
 	m.diagText.Wrapping = fyne.TextWrapWord
 	m.diagText.Selectable = true
-	m.diagCard = widget.NewCard("", "", m.diagText)
+	m.signIn = widget.NewButtonWithIcon("Sign in…", theme.LoginIcon(), func() { m.c.signIn(m.selected) })
+	m.signIn.Importance = widget.HighImportance
+	m.signInRow = container.NewHBox(m.signIn)
+	m.signInRow.Hide()
+	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagText, m.signInRow))
 	m.instructions = widget.NewLabel("")
 	m.instructions.Wrapping = fyne.TextWrapWord
 	m.instructions.Selectable = true
@@ -267,9 +273,9 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	}
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
 	m.header.SetText(s.Name)
-	m.badge.FillColor = stateColor(s.State)
+	m.badge.FillColor = dotColor(s)
 	m.badge.Refresh()
-	m.stateLabel.SetText(app.StateDetail(s))
+	m.stateLabel.SetText(app.StateDetailAt(s, m.c.now()))
 	if s.State.Alive() || s.State == supervisor.StateBackoff {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
@@ -284,13 +290,17 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	m.buttons.Refresh()
 
 	now := m.c.now()
-	set := func(k, v string) { m.fields[k].SetText(orDash(v)) }
+	// What the server sent is shown with its control characters visible.
+	set := func(k, v string) { m.fields[k].SetText(orDash(app.VisibleLine(v))) }
 	set("Status", string(s.State)+" since "+s.Since.Local().Format("15:04:05"))
 	set("Reason", s.Reason)
 	if r := s.Report; r != nil {
 		info := r.ServerInfo.Name + " " + r.ServerInfo.Version
 		if r.ServerInfo.Title != "" {
 			info += " (" + r.ServerInfo.Title + ")"
+		}
+		if !s.Live() && !s.LastLive.IsZero() {
+			info += " (last seen " + app.LastSeen(s.LastLive, m.c.now()) + ")"
 		}
 		set("Server", info)
 		proto := r.ProtocolVersion + " · " + string(r.Era)
@@ -299,7 +309,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		}
 		set("Protocol", proto)
 		m.caps.SetText(capabilityList(r.Capabilities))
-		m.instructions.SetText(orDash(r.Instructions))
+		m.instructions.SetText(orDash(app.Visible(r.Instructions)))
 	} else {
 		set("Server", "")
 		set("Protocol", string(s.Era))
@@ -319,7 +329,11 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		proc = "connected " + app.RoundDur(s.Uptime(now)) + " ago"
 	}
 	set("Process", proc)
-	set("Restarts", fmt.Sprint(s.Restarts))
+	if s.Server != nil && s.Server.IsRemote() {
+		set("Restarts", app.Plural(s.Restarts, "reconnect"))
+	} else {
+		set("Restarts", fmt.Sprint(s.Restarts))
+	}
 	if s.LastExit != nil {
 		set("Last exit", s.LastExit.Describe()+" at "+s.LastExit.Time.Local().Format("15:04:05"))
 	} else {
@@ -332,32 +346,48 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		if p.ConsecutiveFailures > 0 {
 			lat += fmt.Sprintf(" · %d failing in a row", p.ConsecutiveFailures)
 		}
-		set("Latency", lat)
+		set("Probe latency", lat)
 		m.chartStats.SetText(lat)
 	} else {
-		set("Latency", "")
+		set("Probe latency", "")
 		m.chartStats.SetText("no probes yet")
+	}
+	if s.Report != nil && s.Report.ConnectLatency > 0 {
+		set("Connect latency", app.FormatLatency(s.Report.ConnectLatency)+" (handshake)")
+	} else {
+		set("Connect latency", "")
 	}
 	m.chart.SetSamples(p.Recent, p.P95)
 
-	if d := s.Diagnosis; d != nil {
-		m.diagCard.SetTitle(string(d.Code))
-		m.diagCard.SetSubTitle(d.Message)
+	if d, warns := s.Diagnosis, s.Warnings; d != nil || len(warns) > 0 {
 		var b strings.Builder
-		for _, e := range d.Evidence {
-			b.WriteString("• " + e + "\n")
+		if d != nil {
+			m.diagCard.SetTitle(string(d.Code))
+			m.diagCard.SetSubTitle(d.Message)
+			writeDiagnosis(&b, d)
+		} else {
+			m.diagCard.SetTitle("warning: " + string(warns[0].Code))
+			m.diagCard.SetSubTitle(warns[0].Message)
+			writeDiagnosis(&b, &warns[0])
+			warns = warns[1:]
 		}
-		if d.Fix != "" {
-			b.WriteString("\nSuggested fix: " + d.Fix)
+		for i := range warns {
+			b.WriteString("\n\nWarning: " + string(warns[i].Code) + ": " + warns[i].Message + "\n")
+			writeDiagnosis(&b, &warns[i])
 		}
-		hasStderr := slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "stderr: ") })
+		hasStderr := d == nil || slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "stderr: ") })
 		if len(s.StderrTail) > 0 && !hasStderr && d.Code != healthcheck.CodeStdoutNoise {
 			b.WriteString("\n\nLast stderr lines:\n")
 			for _, l := range s.StderrTail {
 				b.WriteString(l.Text + "\n")
 			}
 		}
-		m.diagText.SetText(strings.TrimSpace(b.String()))
+		m.diagText.SetText(strings.TrimSpace(app.Visible(b.String())))
+		if needsSignIn(s) {
+			m.signInRow.Show()
+		} else {
+			m.signInRow.Hide()
+		}
 		m.diagCard.Show()
 	} else {
 		m.diagCard.Hide()
@@ -370,6 +400,27 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 			r = &healthcheck.Report{}
 		}
 		m.setCatalogs(r)
+	}
+	// The catalog of a server that is not up is as it was last seen.
+	if s.Report != nil {
+		title := fmt.Sprintf("Tools (%d)", len(s.Report.Tools))
+		if !s.Live() && !s.LastLive.IsZero() {
+			title = fmt.Sprintf("Tools (%d, last seen %s)", len(s.Report.Tools), app.LastSeen(s.LastLive, m.c.now()))
+		}
+		if m.tabs.Items[1].Text != title {
+			m.tabs.Items[1].Text = title
+			m.tabs.Refresh()
+		}
+	}
+}
+
+// writeDiagnosis writes a diagnosis's evidence and fix for the card.
+func writeDiagnosis(b *strings.Builder, d *healthcheck.Diagnosis) {
+	for _, e := range d.Evidence {
+		b.WriteString("• " + e + "\n")
+	}
+	if d.Fix != "" {
+		b.WriteString("\nSuggested fix: " + d.Fix)
 	}
 }
 

@@ -1,10 +1,14 @@
+//go:build unix
+
 // Command bench measures mcptray against baselines run on the same machine in
 // the same run, and prints ratios (absolute times on a shared machine mean
-// little; ratios measured side by side do). `make bench` runs it.
+// little; ratios measured side by side do). `make bench` runs it, on Linux
+// (it reads /proc and the tray over D-Bus): the package builds on Unix only.
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
 //	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
+//	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
 //	GUI: start to tray menu on D-Bus, 1 vs 50 servers; RSS with 20 servers     reported
 //
 // Runs alternate between the two sides of a pair so drifting machine load
@@ -32,6 +36,10 @@ func main() {
 	// server, connects, lists tools and exits.
 	if len(os.Args) > 2 && os.Args[1] == "-client" {
 		os.Exit(bareClient(os.Args[2:]))
+	}
+	// Re-executed as a stdio server that floods notifications.
+	if len(os.Args) == 2 && os.Args[1] == "-flood" {
+		os.Exit(floodServer())
 	}
 	bin := flag.String("mcptray", "bin/mcptray", "the mcptray binary to measure")
 	servers := flag.String("servers", ".testservers/node_modules", "where npm installed the test servers")
@@ -98,6 +106,15 @@ func main() {
 	} else {
 		fmt.Println("| check server-everything vs MCP Inspector CLI | – | – | – | skipped: `make test` installs the npm servers |")
 	}
+
+	wire, sdk := floodBench(self, *runs)
+	t := "≥ 100k/s within one core"
+	if wire.perSec < 100e3 || wire.cpu > 1 {
+		t += " **missed**"
+		failed = true
+	}
+	fmt.Printf("| small notifications through the stdio wire vs a bare go-sdk IOTransport, same server | %.0fk/s at %.0f%% CPU | %.1fk/s at %.0f%% CPU | %.0fx | %s |\n",
+		wire.perSec/1e3, wire.cpu*100, sdk.perSec/1e3, sdk.cpu*100, wire.perSec/sdk.perSec, t)
 
 	if *gui {
 		guiBench(*bin, dir, env, *rssWait)

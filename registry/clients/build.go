@@ -90,6 +90,9 @@ func Placeholder(name string) string { return "<" + name + ">" }
 // its syntax (or a value, or a placeholder), literal secrets hidden when
 // b.mask.
 func (b *builder) conv(server, field, v string, secret bool) string {
+	if registry.HasSecretRef(v) {
+		v = b.keyringRefs(server, field, v)
+	}
 	if registry.HasEnvRef(v) {
 		if b.c.Ref == nil {
 			if r, ok := registry.IsEnvRef(v); ok {
@@ -382,3 +385,22 @@ func nonNil(s []string) []string {
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// keyringRefs replaces ${keyring:NAME} references, which no client can
+// read: with the secret's value when secrets are revealed, else with
+// Hidden and a warning.
+func (b *builder) keyringRefs(server, field, v string) string {
+	return registry.ReplaceSecretRefs(v, func(name string) string {
+		if b.o.RevealSecrets && b.o.Secret != nil {
+			val, err := b.o.Secret(name)
+			if err == nil {
+				b.secrets = append(b.secrets, val)
+				return val
+			}
+			b.warn("servers.%s %s refers to ${keyring:%s}, which could not be read (%v): written as %s", server, field, name, err, Hidden)
+			return Hidden
+		}
+		b.warn("servers.%s %s refers to ${keyring:%s}, which %s cannot read: written as %s, which is not a working value; pass --reveal-secrets to write the secret's value", server, field, name, b.c.Name, Hidden)
+		return Hidden
+	})
+}

@@ -19,6 +19,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"mcptray/registry"
 )
 
 // Format is a client file's syntax.
@@ -248,6 +250,9 @@ type Options struct {
 	// up with LookupEnv).
 	RevealSecrets bool
 	LookupEnv     func(string) (string, bool)
+	// Secret reads a ${keyring:NAME} secret when secrets are revealed (no
+	// client can read mcptray's keyring); nil: such references are hidden.
+	Secret registry.SecretFunc
 }
 
 func (o *Options) withDefaults() *Options {

@@ -310,7 +310,7 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 				continue
 			}
 			if v != "" && !registry.HasEnvRef(v) && registry.SecretName(k) {
-				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference", name, f.what, k)
+				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference, or import with --keyring", name, f.what, k)
 			}
 		}
 	}

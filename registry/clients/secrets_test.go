@@ -301,3 +301,48 @@ func TestLookupAliasesAndTypos(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyringReferences: no client can read mcptray's keyring, so a
+// ${keyring:NAME} reference is hidden with a warning, and written as the
+// secret's value only when secrets are revealed; reading it (config list,
+// diffs) keeps the reference visible.
+func TestKeyringReferences(t *testing.T) {
+	s := []*registry.Server{{Name: "gh", Command: "srv", Env: map[string]string{"GITHUB_TOKEN": "${keyring:gh-token}"}},
+		{Name: "r", URL: "https://h.example/mcp", Headers: map[string]string{"Authorization": "Bearer ${keyring:r-tok}"}}}
+	for _, id := range []string{"claude-code", "gemini", "codex", "cursor"} {
+		c, _ := Lookup(id)
+		r, err := c.Snippet(s, installOpts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(r.Data)
+		if strings.Contains(out, "${keyring:") || !strings.Contains(out, Hidden) {
+			t.Errorf("%s: keyring reference written as data:\n%s", id, out)
+		}
+		w := strings.Join(r.Warnings, "\n")
+		if !strings.Contains(w, "refers to ${keyring:gh-token}, which") || !strings.Contains(w, "--reveal-secrets") {
+			t.Errorf("%s: warnings:\n%s", id, w)
+		}
+		o := installOpts()
+		o.RevealSecrets = true
+		o.Secret = func(name string) (string, error) {
+			if name == "gh-token" || name == "r-tok" {
+				return "value-of-" + name, nil
+			}
+			return "", registry.ErrSecretNotFound
+		}
+		r, err = c.Snippet(s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := string(r.Data); !strings.Contains(out, "value-of-gh-token") || !strings.Contains(out, "value-of-r-tok") {
+			t.Errorf("%s: revealed keyring references:\n%s", id, out)
+		}
+	}
+	if m := registry.MaskSecret("Bearer ${keyring:r-tok}"); m != "Bearer ${keyring:r-tok}" {
+		t.Errorf("MaskSecret hid a reference: %q", m)
+	}
+	if sec := s[0].Secrets(); len(sec) != 0 {
+		t.Errorf("a reference counted as a secret: %q", sec)
+	}
+}

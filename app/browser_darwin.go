@@ -1,0 +1,3 @@
+package app
+
+func systemOpener(url string) []string { return []string{"open", url} }

@@ -1,0 +1,87 @@
+package gui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"mcptray/app"
+	"mcptray/healthcheck"
+	"mcptray/supervisor"
+)
+
+// needsSignIn reports whether a remote server waits for a person to sign
+// in (the health check said so).
+func needsSignIn(s *supervisor.ServerState) bool {
+	return s.Server != nil && s.Server.URL != "" && s.Diagnosis != nil && s.Diagnosis.Code == healthcheck.CodeAuthRequired
+}
+
+// signInTimeout is how long the browser flow may take.
+const signInTimeout = 5 * time.Minute
+
+// signIn runs the sign-in flow for a server in the browser (the Sign in
+// action of the tray and the window), keeps the tokens, and restarts the
+// server so that it connects with them. A dialog says what is happening
+// and can cancel it.
+func (c *controller) signIn(name string) {
+	var srvState *supervisor.ServerState
+	snap := c.eng.Snapshot()
+	for i := range snap.Servers {
+		if snap.Servers[i].Name == name {
+			srvState = &snap.Servers[i]
+		}
+	}
+	if srvState == nil || srvState.Server == nil || srvState.Server.URL == "" {
+		c.showError(fmt.Errorf("sign in: %s is not a remote server", name))
+		return
+	}
+	srv, err := srvState.Server.Expand(c.env.LookupEnv)
+	if err != nil {
+		c.showError(fmt.Errorf("sign in to %s: %w", name, err))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), signInTimeout)
+	status := widget.NewLabel("Opening your browser…")
+	status.Wrapping = fyne.TextWrapWord
+	link := widget.NewLabel("")
+	link.Selectable = true
+	link.Wrapping = fyne.TextWrapBreak
+	link.Hide()
+	var d dialog.Dialog
+	if c.win != nil {
+		d = dialog.NewCustom("Sign in to "+name, "Cancel", container.NewVBox(status, link), c.win)
+		d.SetOnClosed(cancel)
+		d.Resize(fyne.NewSize(560, 160))
+		d.Show()
+	}
+	go func() {
+		defer cancel()
+		_, where, err := app.SignIn(ctx, c.env, srv, &app.SignInOptions{OnBrowser: func(authURL string) {
+			fyne.Do(func() {
+				status.SetText("Complete the sign-in in your browser. If it did not open, visit this address:")
+				link.SetText(authURL)
+				link.Show()
+			})
+		}})
+		fyne.Do(func() {
+			if d != nil {
+				d.Hide()
+			}
+			switch {
+			case errors.Is(err, context.Canceled):
+				// Cancelled by the person: nothing to say.
+			case err != nil:
+				c.showError(fmt.Errorf("sign in to %s: %w", name, err))
+			default:
+				c.app.SendNotification(fyne.NewNotification("mcptray", fmt.Sprintf("Signed in to %s; the tokens are kept in %s.", name, where)))
+				c.restart(name)
+			}
+		})
+	}()
+}

@@ -1,0 +1,123 @@
+package healthcheck
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxPages stops a server that hands out cursors forever.
+const maxPages = 1000
+
+// discover lists what the server declared, every page. The lists go out
+// at once (JSON-RPC allows requests in flight together), so discovery costs
+// one round trip rather than four. A failing list is a list-failed diagnosis
+// (the server is degraded), not an error.
+func (s *Session) discover(ctx context.Context) error {
+	caps := s.cs.InitializeResult().Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	r := &s.report
+	r.Tools, r.Resources, r.ResourceTemplates, r.Prompts = []Tool{}, []Resource{}, []ResourceTemplate{}, []Prompt{}
+	type list struct {
+		what string
+		page func(cursor string) (next string, err error)
+	}
+	var lists []list
+	if caps.Tools != nil {
+		lists = append(lists, list{"tools", func(cur string) (string, error) {
+			res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
+			if err != nil {
+				return "", err
+			}
+			for _, t := range res.Tools {
+				schema, _ := json.Marshal(t.InputSchema)
+				r.Tools = append(r.Tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
+			}
+			return res.NextCursor, nil
+		}})
+	}
+	if caps.Resources != nil {
+		lists = append(lists, list{"resources", func(cur string) (string, error) {
+			res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
+			if err != nil {
+				return "", err
+			}
+			for _, x := range res.Resources {
+				r.Resources = append(r.Resources, Resource{URI: x.URI, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
+			}
+			return res.NextCursor, nil
+		}}, list{"resource templates", func(cur string) (string, error) {
+			res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cur})
+			if err != nil {
+				return "", err
+			}
+			for _, x := range res.ResourceTemplates {
+				r.ResourceTemplates = append(r.ResourceTemplates, ResourceTemplate{URITemplate: x.URITemplate, Name: x.Name, Title: x.Title, Description: x.Description, MIMEType: x.MIMEType})
+			}
+			return res.NextCursor, nil
+		}})
+	}
+	if caps.Prompts != nil {
+		lists = append(lists, list{"prompts", func(cur string) (string, error) {
+			res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
+			if err != nil {
+				return "", err
+			}
+			for _, p := range res.Prompts {
+				pr := Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+				for _, a := range p.Arguments {
+					pr.Arguments = append(pr.Arguments, PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+				}
+				r.Prompts = append(r.Prompts, pr)
+			}
+			return res.NextCursor, nil
+		}})
+	}
+	// Each list fills its own field of the report; errors keep list order.
+	errs := make([]error, len(lists))
+	var wg sync.WaitGroup
+	for i, l := range lists {
+		wg.Go(func() { errs[i] = paginate(ctx, l.page) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			r.Diagnoses = append(r.Diagnoses, listFailed(lists[i].what, err))
+		}
+	}
+	if s.wire != nil {
+		if s.wire.endState().ended {
+			return exitedDuringHandshake(s.wire.stats(), false)
+		}
+	}
+	return nil
+}
+
+// paginate calls page with each cursor until the server gives none.
+func paginate(ctx context.Context, page func(cursor string) (next string, err error)) error {
+	seen := map[string]bool{}
+	cursor := ""
+	for range maxPages {
+		next, err := page(cursor)
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		if seen[next] {
+			return fmt.Errorf("the server returned cursor %q twice; its pagination loops", next)
+		}
+		seen[next] = true
+		cursor = next
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("more than %d pages; stopped", maxPages)
+}

@@ -1,0 +1,126 @@
+package healthcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mcptray/registry"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
+	srv := t.Server
+	client, rec := newHTTPClient(o.HTTPClient, srv.Headers, o.Clock)
+	var authz auth.OAuthHandler
+	if o.Authorizer != nil {
+		authz = o.Authorizer(srv.URL)
+	}
+	sseClient := client
+	if authz != nil {
+		// The SSE transport has no authorization hook: send the token.
+		sseClient = &http.Client{Timeout: client.Timeout, Transport: &bearerTransport{base: client.Transport, auth: authz}}
+	}
+	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL}
+	start := o.Clock.Now()
+	var err error
+	if s.transport == registry.TransportSSE {
+		err = s.connectSSE(ctx, sseClient)
+	} else {
+		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: true, OAuthHandler: authz}
+		s.cs, err = newClient(o).Connect(ctx, tr, sessionOptions(t.EraHint))
+		if err != nil {
+			if d := signInDiagnosis(srv, err, authz != nil); d != nil {
+				return nil, d
+			}
+			d := withSignInFix(remoteFailure(ctx, err, rec, srv.URL, o.Clock.Now().Sub(start)), srv, rec)
+			last := rec.latest()
+			if ctx.Err() != nil || last == nil || (last.status != 400 && last.status != 404 && last.status != 405) {
+				return nil, d
+			}
+			// Maybe an old HTTP+SSE endpoint: POST is refused there, GET
+			// opens the event stream.
+			if sseErr := s.connectSSE(ctx, sseClient); sseErr != nil {
+				return nil, d
+			}
+			s.transport, err = registry.TransportSSE, nil
+			s.report.Diagnoses = append(s.report.Diagnoses, deprecatedTransport(srv.URL))
+		}
+	}
+	latency := o.Clock.Now().Sub(start)
+	if err != nil {
+		if d := signInDiagnosis(srv, err, authz != nil); d != nil {
+			return nil, d
+		}
+		return nil, withSignInFix(remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec)
+	}
+	s.fillHandshake(s.cs.InitializeResult(), latency)
+	switch {
+	case s.transport == registry.TransportSSE:
+		s.report.EraSource = "HTTP+SSE transport (legacy only); initialize"
+	case t.EraHint == EraLegacy:
+		s.report.EraSource = "remembered from an earlier start; initialize"
+	case s.report.Era == EraModern:
+		s.report.EraSource = "server/discover answered"
+	default:
+		s.report.EraSource = "server/discover refused; initialize"
+		if ex := rec.firstDiscover(); ex != nil && ex.status != 0 && ex.status != http.StatusOK {
+			s.report.EraSource = fmt.Sprintf("server/discover refused (HTTP %d); initialize", ex.status)
+		}
+	}
+	o.Logger.Debug("handshake done", "server", srv.Name, "era", s.report.Era, "version", s.report.ProtocolVersion, "how", s.report.EraSource)
+	return s, nil
+}
+
+func (s *Session) connectSSE(ctx context.Context, client *http.Client) error {
+	tr := &detachedSSE{inner: &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: client}}
+	// HTTP+SSE predates server/discover: go straight to initialize.
+	cs, err := newClient(s.opts).Connect(ctx, tr, sessionOptions(EraLegacy))
+	if err != nil {
+		if tr.stop != nil {
+			tr.stop()
+		}
+		return err
+	}
+	s.cs, s.stopSSE = cs, tr.stop
+	return nil
+}
+
+// remoteFailure explains a failed remote handshake from what the recorder
+// saw, since the SDK's error keeps little more than a status text.
+func remoteFailure(ctx context.Context, err error, rec *recorder, rawURL string, after time.Duration) error {
+	last := rec.latest()
+	switch {
+	case timedOut(ctx):
+		return remoteTimeout(after, safeURL(rawURL), last)
+	case ctx.Err() != nil:
+		return fmt.Errorf("connecting: %w", context.Cause(ctx))
+	}
+	// The recorded round trip says it plainest; the SDK's error wraps it.
+	if last != nil && last.err != nil {
+		if d := networkDiagnosis(last.err, rawURL); d != nil {
+			return d
+		}
+	}
+	if d := networkDiagnosis(err, rawURL); d != nil {
+		return d
+	}
+	if last != nil && last.status >= 400 {
+		return httpDiagnosis(last)
+	}
+	if _, ok := unsupportedVersion(err); ok {
+		return handshakeError(err, LatestLegacyVersion, "")
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return handshakeError(err, "", "")
+	}
+	if last != nil && last.status >= 200 && last.status < 300 {
+		return notMCP(last)
+	}
+	return handshakeError(err, "", "")
+}

@@ -1,0 +1,5 @@
+package secrets
+
+const keyringName = "Keychain"
+
+const dataUnderHome = false

@@ -1,0 +1,5 @@
+package secrets
+
+const keyringName = "Secret Service"
+
+const dataUnderHome = true

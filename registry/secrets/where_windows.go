@@ -1,0 +1,5 @@
+package secrets
+
+const keyringName = "Credential Manager"
+
+const dataUnderHome = false
