@@ -448,7 +448,7 @@ func commandWords(s *supervisor.ServerState) string {
 		cmd += "  " + clients.ShellJoin(s.Server.Args)
 	}
 	if p := s.ResolvedPath; p != "" && p != s.Server.Command {
-		cmd += "\n(runs " + p + ")"
+		cmd += "  (runs " + p + ")"
 	}
 	return cmd
 }
