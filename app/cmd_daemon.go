@@ -68,7 +68,9 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	if err != nil {
 		return nil, err
 	}
-	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: EngineOptions(cfg), Logf: logf})
+	opts := EngineOptions(cfg)
+	opts.Logger = warningLogger(env.Stderr, "mcptray daemon: ")
+	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf})
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
 	srv := control.NewServer(eng, &control.ServerOptions{
 		Version:  Version,

@@ -40,7 +40,9 @@ every server, and everything they started, and exits 0.
 				if len(servers) == 0 {
 					return configError{fmt.Errorf("%s has no servers", cfg.Path)}
 				}
-				sup := supervisor.New(servers, terminalEngineOptions(cfg))
+				opts := terminalEngineOptions(cfg)
+				opts.Logger = warningLogger(env.Stderr, "mcptray up: ")
+				sup := supervisor.New(servers, opts)
 				return runUp(ctx, sup, env.Stdout, *asJSON)
 			}
 		},

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"sync"
 
@@ -90,4 +92,28 @@ func (l *lazySecrets) signIn(serverURL string) auth.OAuthHandler {
 		return nil
 	}
 	return healthcheck.NewStoredAuth(cred, func(c *healthcheck.Credential) error { return SaveCredential(st, c) }, os.LookupEnv, nil)
+}
+
+// warningLogger prints the engine's warnings (not its state changes, which
+// the commands print themselves) as lines with a prefix.
+func warningLogger(w io.Writer, prefix string) *slog.Logger {
+	return slog.New(&lineHandler{w: w, prefix: prefix})
+}
+
+type lineHandler struct {
+	w      io.Writer
+	prefix string
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (h *lineHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *lineHandler) WithGroup(string) slog.Handler                { return h }
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	line := h.prefix + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += fmt.Sprintf(" %s=%v", a.Key, a.Value)
+		return true
+	})
+	_, err := fmt.Fprintln(h.w, line)
+	return err
 }

@@ -428,10 +428,19 @@ func TestTransitionsAcrossTheSocket(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	runDone := make(chan error, 1)
+	// Wait for the stream's first message: transitions after it are
+	// streamed. (Snapshot alone does not tell: without a stream it asks
+	// the daemon directly.) The channel is taken before Run, so the first
+	// message's signal cannot be missed.
+	first := c.Watch()
 	go func() { runDone <- c.Run(ctx) }()
-	// Wait for the first message: transitions after it are streamed.
-	for c.Snapshot().Server("demo") == nil {
-		<-c.Watch()
+	select {
+	case <-first:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no message on the change stream")
+	}
+	if c.Snapshot().Server("demo") == nil {
+		t.Fatal("the stream's first snapshot lacks demo")
 	}
 	w1, w2 := c.Watch(), c.Watch()
 	if err := c.Stop(ctx, "demo"); err != nil {

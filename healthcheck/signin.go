@@ -475,6 +475,15 @@ func (e *SignInRequiredError) Error() string {
 	return fmt.Sprintf("%s needs sign-in: %s", safeURL(e.Server), e.Reason)
 }
 
+// Is makes errors.Is(err, ErrSignInRequired) true.
+func (e *SignInRequiredError) Is(target error) bool { return target == ErrSignInRequired }
+
+// ErrSignInRequired is the cause of an auth-required diagnosis that a
+// sign-in (`mcptray auth login`) can fix: the server's challenge is OAuth's,
+// or a stored sign-in no longer works. A 401 without a Bearer challenge
+// wants credentials in the headers instead, and lacks it.
+var ErrSignInRequired = errors.New("sign-in required")
+
 // StoredAuth authorizes unattended connections with a stored Credential: it
 // sends the access token, refreshes it before it expires and once on a 401,
 // and hands every new token to Save. It never opens a browser: when the
@@ -657,6 +666,9 @@ func withSignInFix(err error, srv *registry.Server, rec *recorder) error {
 	last := rec.latest()
 	oauth := last != nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(last.wwwAuthenticate)), "bearer")
 	d.Fix = signInFix(srv, oauth)
+	if oauth && d.Err == nil {
+		d.Err = ErrSignInRequired
+	}
 	return d
 }
 

@@ -2,13 +2,16 @@ package healthcheck
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/healthcheck/authtest"
@@ -44,6 +47,102 @@ func login(t *testing.T, p *authtest.Server, ctx context.Context) *Credential {
 		t.Fatalf("Login: %v", err)
 	}
 	return cred
+}
+
+func TestSignInRefreshRevoke(t *testing.T) {
+	p := authtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	target := Target{Server: &registry.Server{Name: "prot", URL: p.MCPURL}}
+
+	// Without a sign-in: auth-required, pointing at `mcptray auth login`.
+	_, err := Connect(ctx, target, nil)
+	var d *Diagnosis
+	if !errors.As(err, &d) || d.Code != CodeAuthRequired || !strings.Contains(d.Fix, "mcptray auth login prot") || !errors.Is(err, ErrSignInRequired) {
+		t.Fatalf("unsigned connect: %v", err)
+	}
+
+	// Checked without a config entry (`check URL`): the fix names the URL.
+	_, err = Connect(ctx, Target{Server: &registry.Server{Name: "127.0.0.1:1", URL: p.MCPURL}}, nil)
+	if !errors.As(err, &d) || !strings.Contains(d.Fix, "mcptray auth login "+p.MCPURL) {
+		t.Fatalf("unsigned ad-hoc connect: %v", err)
+	}
+
+	cred := login(t, p, ctx)
+	if cred.Registration != "pre-registered" || cred.ClientID != p.OIDC.ClientID || cred.ClientSecret != "" || cred.ClientSecretEnv != "PROT_SECRET" {
+		t.Errorf("credential: %+v", cred.Status())
+	}
+	if cred.Issuer != p.ASURL || cred.RevocationURL != p.ASURL+"/revoke" || cred.TokenURL != p.OIDC.TokenEndpoint() {
+		t.Errorf("credential endpoints: issuer %q revocation %q token %q", cred.Issuer, cred.RevocationURL, cred.TokenURL)
+	}
+	if cred.Token == nil || cred.Token.AccessToken == "" || cred.Token.RefreshToken == "" {
+		t.Fatalf("credential token: %+v", cred.Token)
+	}
+	b, _ := json.Marshal(cred.Status())
+	if strings.Contains(string(b), cred.Token.AccessToken) || strings.Contains(string(b), cred.Token.RefreshToken) {
+		t.Fatalf("Status carries a token: %s", b)
+	}
+
+	var saved []*Credential
+	var saveMu sync.Mutex
+	save := func(c *Credential) error { saveMu.Lock(); saved = append(saved, c); saveMu.Unlock(); return nil }
+	sa := NewStoredAuth(cred, save, p.Lookup, nil)
+	opts := &Options{Authorizer: func(string) auth.OAuthHandler { return sa }}
+	s, err := Connect(ctx, target, opts)
+	if err != nil {
+		t.Fatalf("signed-in connect: %v", err)
+	}
+	if r := s.Report(); len(r.Tools) != 1 || r.Tools[0].Name != "whoami" {
+		t.Fatalf("tools: %+v", r.Tools)
+	}
+	s.Close()
+	if len(saved) != 0 {
+		t.Fatalf("a valid token was saved again: %d", len(saved))
+	}
+
+	// The server refuses the token once (revoked on its side): one
+	// refresh, the new token saved, the connection made.
+	p.OIDC.FastForward(2 * time.Second) // a refreshed token differs from the first
+	p.RejectOnce.Store(cred.Token.AccessToken)
+	s, err = Connect(ctx, target, opts)
+	if err != nil {
+		t.Fatalf("connect after a refused token: %v", err)
+	}
+	s.Close()
+	if n := p.Refreshes.Load(); n != 1 {
+		t.Fatalf("%d refreshes after a 401, want 1", n)
+	}
+	if len(saved) == 0 || saved[len(saved)-1].Token.AccessToken == cred.Token.AccessToken {
+		t.Fatalf("no refreshed token saved after a 401 (%d saves)", len(saved))
+	}
+
+	// The access token expires: refreshed before use.
+	before := sa.Credential().Token.AccessToken
+	p.OIDC.FastForward(11 * time.Minute)
+	s, err = Connect(ctx, target, opts)
+	if err != nil {
+		t.Fatalf("connect after expiry: %v", err)
+	}
+	s.Close()
+	if sa.Credential().Token.AccessToken == before {
+		t.Fatal("the expired access token was not refreshed")
+	}
+
+	// The refresh token expires too: sign-in required, saying why.
+	p.OIDC.FastForward(2 * time.Hour)
+	_, err = Connect(ctx, target, opts)
+	if !errors.As(err, &d) || d.Code != CodeAuthRequired || !strings.Contains(d.Message, "needs sign-in") || !strings.Contains(d.Fix, "auth login prot") {
+		t.Fatalf("connect with an expired refresh token: %v", err)
+	}
+
+	// Sign-out revokes at the authorization server.
+	ok, err := Revoke(ctx, sa.Credential(), p.Lookup, nil)
+	if err != nil || !ok {
+		t.Fatalf("Revoke: %v %v", ok, err)
+	}
+	if r := p.Revoked(); strings.Join(r, ",") != "refresh_token,access_token" {
+		t.Fatalf("revocations: %v", r)
+	}
 }
 
 func TestSignInTimeoutAndNotNeeded(t *testing.T) {

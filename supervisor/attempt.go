@@ -145,7 +145,8 @@ func (u *unit) prepare(ctx context.Context, srv *registry.Server) (*attempt, out
 		errors.As(err, &ce)
 		return nil, failed(diagCommand(srv, ce)), false
 	}
-	a.spec = spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir}
+	a.spec = spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir, Name: srv.Name, Records: a.u.sup.records,
+		OnHandoff: func(pid int) { a.u.edit(func(st *ServerState) { st.PID = pid }) }}
 	return a, outcome{}, true
 }
 
@@ -182,7 +183,7 @@ func (a *attempt) start() (ending, bool) {
 		diag = u.currentDiag()
 	}
 	u.set(state, reason, diag, func(st *ServerState) {
-		st.PID, st.StartedAt, st.NextAttempt, st.Probes = p.pid, p.started, time.Time{}, probes
+		st.PID, st.StartedAt, st.NextAttempt, st.Probes = p.servingPID(), p.started, time.Time{}, probes
 		st.Command, st.ResolvedPath = a.srv.Command+" → "+a.spec.Path, a.spec.Path
 		if u.eraSeen {
 			st.Era = u.era
@@ -436,6 +437,9 @@ func (a *attempt) stop(e ending) {
 	}
 	if a.probeT != nil {
 		a.probeT.Stop()
+	}
+	if a.p != nil {
+		a.p.stopping() // before the session closes the server's stdin
 	}
 	closed := make(chan struct{})
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"mcptray/demo"
+	"mcptray/healthcheck"
 	"mcptray/registry"
 )
 
@@ -81,6 +84,47 @@ func child(mode string) {
 			os.Exit(1)
 		}
 		select {}
+	case "setsid-grandchild", "setsid-grandchild-noenv", "setsid-grandchild-exit":
+		// Starts a grandchild in a session of its own (setsid(), as
+		// `setsid sleep 1000 &` would) that ignores SIGTERM and has no
+		// stdio, then serves MCP (or, -exit, exits 3: a crash that leaves
+		// the grandchild behind). -noenv: the grandchild also drops
+		// mcptray's token, so only its parentage gives it away.
+		env := append(os.Environ(), "SUPERVISOR_TEST_CHILD=ignore-term", "SUPERVISOR_TEST_PIDFILE="+os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE"))
+		if mode == "setsid-grandchild-noenv" {
+			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, spawnIDVar+"=") })
+		}
+		startChild(env, &syscall.SysProcAttr{Setsid: true}, false)
+		if mode == "setsid-grandchild-exit" {
+			waitPidFile(os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE"))
+			os.Exit(3)
+		}
+		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		os.Exit(0)
+	case "daemonize":
+		// A double fork: starts a middle process in a new session with
+		// stdin, stdout and stderr, and exits 0 at once; the middle one
+		// starts the server and exits 0 too.
+		startChild(append(os.Environ(), "SUPERVISOR_TEST_CHILD=daemon-middle", "SUPERVISOR_TEST_PIDFILE="), &syscall.SysProcAttr{Setsid: true}, true)
+		os.Exit(0)
+	case "daemon-middle":
+		startChild(append(os.Environ(), "SUPERVISOR_TEST_CHILD=daemon-serve", "SUPERVISOR_TEST_PIDFILE="+os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE")), nil, true)
+		os.Exit(0)
+	case "daemon-serve":
+		// The daemon: serves MCP on the stdin and stdout it inherited.
+		// With SUPERVISOR_TEST_LINGER it does not exit when its client
+		// goes away.
+		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		if os.Getenv("SUPERVISOR_TEST_LINGER") != "" {
+			select {}
+		}
+		os.Exit(0)
+	case "supervise":
+		// A supervisor of its own (a stand-in for `mcptray daemon`): runs
+		// the servers described in SUPERVISOR_TEST_SERVERS (name=mode,…)
+		// with records in SUPERVISOR_TEST_PROCDIR, prints "ready" once
+		// they all are, and runs until killed.
+		superviseChild()
 	case "stderr-script":
 		// Long line, invalid UTF-8, CRLF, then an unfinished line.
 		w := bufio.NewWriter(os.Stderr)
@@ -233,6 +277,7 @@ func childServer(t testing.TB, name, mode string, env ...string) *registry.Serve
 func testOptions(t testing.TB) *Options {
 	return &Options{
 		LogDir:     t.TempDir(),
+		ProcDir:    t.TempDir(),
 		NoLogFiles: true,
 		Jitter:     -1,
 		StopGrace:  200 * time.Millisecond,
@@ -342,3 +387,65 @@ func readPid(t testing.TB, file string) int {
 }
 
 func pidFile(t testing.TB, name string) string { return filepath.Join(t.TempDir(), name+".pid") }
+
+// startChild starts the test binary with env; stdio hands it this
+// process's stdin, stdout and stderr, else it gets none.
+func startChild(env []string, attr *syscall.SysProcAttr, stdio bool) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = env
+	cmd.SysProcAttr = attr
+	if stdio {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// waitPidFile waits until a child wrote its pid file.
+func waitPidFile(f string) {
+	for {
+		if _, err := os.Stat(f); err == nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// mcpChecker is the real health check (as the app plugs it in).
+type mcpChecker struct{}
+
+func (mcpChecker) Connect(ctx context.Context, t healthcheck.Target) (Session, error) {
+	s, err := healthcheck.Connect(ctx, t, &healthcheck.Options{ClientName: "supervisor-test", ClientVersion: "1"})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func superviseChild() {
+	exe, _ := os.Executable()
+	var servers []*registry.Server
+	for _, nm := range strings.Split(os.Getenv("SUPERVISOR_TEST_SERVERS"), ",") {
+		name, mode, _ := strings.Cut(nm, "=")
+		servers = append(servers, &registry.Server{Name: name, Command: exe, Autostart: true,
+			Env: map[string]string{"SUPERVISOR_TEST_CHILD": mode, "GORACE": "atexit_sleep_ms=0"}})
+	}
+	s := New(servers, &Options{Checker: mcpChecker{}, NoLogFiles: true, ProcDir: os.Getenv("SUPERVISOR_TEST_PROCDIR"),
+		Environ: func(context.Context) []string { return os.Environ() }})
+	go s.Run(context.Background())
+	for {
+		ready := 0
+		for _, st := range s.Snapshot().Servers {
+			if st.State == StateReady {
+				ready++
+			}
+		}
+		if ready == len(servers) {
+			fmt.Println("ready")
+			select {}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -104,6 +104,10 @@ type Options struct {
 	// LogFileMaxBytes is the size at which NAME.log is rotated to NAME.log.1;
 	// default 5 MiB. One old file is kept.
 	LogFileMaxBytes int64
+	// ProcDir holds the record files of running supervisors, by which a
+	// new one ends what a killed one left; default
+	// $XDG_RUNTIME_DIR/mcptray/procs, else os.UserCacheDir()/mcptray/procs.
+	ProcDir string
 
 	Clock Clock
 	// Environ gives the environment servers start from (the server's own
@@ -170,6 +174,9 @@ func (o *Options) withDefaults() Options {
 		} else {
 			c.NoLogFiles = true
 		}
+	}
+	if c.ProcDir == "" {
+		c.ProcDir = defaultProcDir()
 	}
 	if c.LogFileMaxBytes <= 0 {
 		c.LogFileMaxBytes = 5 << 20

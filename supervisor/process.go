@@ -3,6 +3,8 @@ package supervisor
 import (
 	"os"
 	"os/exec"
+	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,11 +14,24 @@ type spawnSpec struct {
 	Args []string // arguments after the command
 	Env  []string
 	Dir  string
+
+	// Name and Records, when set, put the process in the supervisor's
+	// record file while it runs (see pidrecord.go).
+	Name    string
+	Records *procRecords
+	// OnHandoff, when set, is told the pid of the descendant that serves
+	// after the server's first process exited 0 (it daemonized).
+	OnHandoff func(pid int)
 }
 
 // process is one running server process and the pipes mcptray holds to it.
-// The process runs in its own process group (a Job Object on Windows), so a
-// stop reaches every process it started.
+// The process runs in its own process group (a Job Object on Windows), and
+// on Linux its family is tracked beyond the group (see family_linux.go), so
+// a stop reaches every process it started.
+//
+// The server's lifetime is not the first pid's: a server that daemonizes
+// (exits 0 at once and leaves a descendant serving on its stdin and
+// stdout) lives as long as such an heir does.
 type process struct {
 	cmd     *exec.Cmd
 	pid     int
@@ -24,8 +39,12 @@ type process struct {
 	stdin   *os.File // our write end
 	stdout  *os.File // our read end
 	group   *procGroup
+	fam     *family
+	recs    *procRecords
+	rec     *procRecord
+	heir    atomic.Int64 // the descendant serving in the exited leader's place, 0 if none
 
-	exited     chan struct{} // closed once Wait returned
+	exited     chan struct{} // closed once the server ended: the leader exited and no heir is left
 	exit       ExitInfo      // valid after exited is closed
 	stderrDone chan struct{} // closed once stderr hit EOF (every writer gone)
 }
@@ -35,7 +54,10 @@ type process struct {
 func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.Time) (*process, error) {
 	path, args := commandLine(spec.Path, spec.Args, spec.Env)
 	cmd := exec.Command(path, args...)
-	cmd.Env = spec.Env
+	// The token marks every descendant that keeps its environment, so the
+	// family is found after it left the process group.
+	token := newToken()
+	cmd.Env = setEnv(slices.Clone(spec.Env), spawnIDVar, token)
 	cmd.Dir = spec.Dir
 	cmd.SysProcAttr = sysProcAttr()
 
@@ -82,6 +104,8 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		stdin:      inW,
 		stdout:     outR,
 		group:      group,
+		fam:        newFamily(cmd.Process.Pid, spawnIDVar+"="+token, inW, outR, errR),
+		recs:       spec.Records,
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 	}
@@ -90,23 +114,69 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		// to run at all.
 		cmd.Process.Kill()
 		cmd.Wait()
+		p.fam.leaderReaped()
+		p.fam.killAll()
 		group.close()
 		closeAll(inW, outR, errR)
 		return nil, err
 	}
+	p.rec = spec.Records.add(spec.Name, p.pid, token)
 	go func() {
 		defer close(p.stderrDone)
 		defer errR.Close()
 		pumpStderr(errR, rg, lf, maxLine, now)
 	}()
+	go p.watchFamily()
 	go func() {
+		p.fam.awaitLeader()
 		err := cmd.Wait()
-		p.exit = exitInfo(cmd.ProcessState, err)
+		p.fam.leaderReaped()
+		exit := exitInfo(cmd.ProcessState, err)
+		if exit.Code == 0 && exit.Signal == "" {
+			heirExit, followed := p.fam.followHeirs(func(pid int) {
+				if int(p.heir.Swap(int64(pid))) != pid {
+					lf.note(now(), "pid %d exited with code 0; pid %d keeps its stdin and stdout and serves in its place", p.pid, pid)
+					p.recs.update(p.rec, p.fam.members())
+					if spec.OnHandoff != nil {
+						spec.OnHandoff(pid)
+					}
+				}
+			})
+			if followed {
+				exit = heirExit
+			}
+		}
+		p.exit = exit
 		p.exit.Time = now()
 		p.exit.Uptime = p.exit.Time.Sub(p.started)
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// watchFamily looks at the server's family now and then while it runs and
+// records the members it sees, so that if mcptray is killed the next
+// supervisor finds even a descendant that left the session and dropped the
+// token. It looks soon after the start (when servers start their helpers)
+// and then less and less often.
+func (p *process) watchFamily() {
+	if p.recs == nil || p.rec == nil {
+		return
+	}
+	d := 50 * time.Millisecond
+	for {
+		t := time.NewTimer(d)
+		select {
+		case <-p.exited:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if p.fam.refresh() {
+			p.recs.update(p.rec, p.fam.members())
+		}
+		d = min(2*d, 30*time.Second)
+	}
 }
 
 // waitExit waits up to d (on clock) for the process to exit.
@@ -134,30 +204,52 @@ func (p *process) waitExit(clock Clock, d time.Duration) bool {
 // killGrace, kill the group. It returns once the process is reaped and its
 // group is gone (bounded).
 func (p *process) stop(clock Clock, grace, killGrace time.Duration) {
+	p.stopping()
 	p.stdin.Close()
 	if !p.waitExit(clock, grace) {
-		p.group.terminate(p.pid)
+		p.group.terminate(p.fam.groupPid())
+		p.fam.terminate()
 		if !p.waitExit(clock, killGrace) {
-			p.group.kill(p.pid)
+			p.group.kill(p.fam.groupPid())
+			p.fam.killAll()
 			<-p.exited
 		}
 	}
 	p.cleanup()
 }
 
-// cleanup runs after the leader exited: kill what is left of the group (a
+// stopping looks at the family while the server still runs. Call it before
+// anything closes the server's stdin: once the server exits, its children
+// re-parent and only what was seen of them (or their token, or the pipes
+// they hold) names them.
+func (p *process) stopping() {
+	p.fam.refresh()
+}
+
+// servingPID is the pid that serves: the leader, or the heir that took
+// over when the leader daemonized.
+func (p *process) servingPID() int {
+	if h := int(p.heir.Load()); h != 0 {
+		return h
+	}
+	return p.pid
+}
+
+// cleanup runs after the server ended: kill what is left of its family (a
 // grandchild that outlived its parent is an orphan nobody else will stop),
 // and let the stderr pump finish so the last lines are in the ring.
 func (p *process) cleanup() {
 	<-p.exited
 	p.stdin.Close()
-	p.group.kill(p.pid)
+	p.group.kill(p.fam.groupPid())
+	p.fam.killAll()
 	select {
 	case <-p.stderrDone:
 	case <-time.After(2 * time.Second):
-		// A process outside the group (it called setsid) still holds
-		// stderr; do not wait for it.
+		// A process mcptray could not find (outside the group, on a
+		// system without /proc) still holds stderr; do not wait for it.
 	}
 	p.stdout.Close()
 	p.group.close()
+	p.recs.remove(p.rec)
 }

@@ -24,6 +24,7 @@ type Supervisor struct {
 	changes     chan struct{}
 	changed     *Broadcast
 	transitions transitionLog
+	records     *procRecords // the servers it runs, for the next supervisor if this one is killed
 
 	// mu guards the fields below.
 	//
@@ -44,6 +45,7 @@ type Supervisor struct {
 // Run is called. opts may be nil.
 func New(servers []*registry.Server, opts *Options) *Supervisor {
 	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1), changed: NewBroadcast()}
+	s.records = newProcRecords(s.opts.ProcDir, s.opts.Logger)
 	for _, srv := range servers {
 		s.units = append(s.units, newUnit(s, srv))
 	}
@@ -53,6 +55,9 @@ func New(servers []*registry.Server, opts *Options) *Supervisor {
 // Run starts the servers that should run and supervises them until ctx ends;
 // then it stops every server, all in parallel, and returns once nothing it
 // started is left. Commands given before Run take effect when it starts.
+//
+// Before it starts any server it ends what a supervisor of the same user
+// that was killed left running (see pidrecord.go).
 func (s *Supervisor) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started {
@@ -60,6 +65,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		return ErrRunning
 	}
 	s.started = true
+	s.mu.Unlock()
+	cleanStaleRecords(s.opts.ProcDir, s.opts.Logger)
+	s.mu.Lock()
 	s.runCtx = ctx
 	for _, u := range s.units {
 		s.goLocked(u)

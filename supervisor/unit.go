@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -297,7 +298,7 @@ func (u *unit) run(ctx context.Context) {
 			u.set(StateBackoff, fmt.Sprintf("%s; trying again in %s", strings.TrimSuffix(out.reason, "."), roundDuration(delay)), out.diag,
 				func(st *ServerState) { st.NextAttempt = next })
 		case outCrash:
-			if srv.IsRemote() && out.diag != nil && out.diag.Code == healthcheck.CodeAuthRequired {
+			if srv.IsRemote() && out.diag != nil && errors.Is(out.diag, healthcheck.ErrSignInRequired) {
 				// Retrying cannot help until a person signs in, and the
 				// sign-in restarts the server.
 				u.set(StateSignIn, "sign-in required: "+out.diag.Message, out.diag, nil)

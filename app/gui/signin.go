@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -19,7 +20,13 @@ import (
 // needsSignIn reports whether a remote server waits for a person to sign
 // in (the health check said so).
 func needsSignIn(s *supervisor.ServerState) bool {
-	return s.Server != nil && s.Server.URL != "" && s.Diagnosis != nil && s.Diagnosis.Code == healthcheck.CodeAuthRequired
+	if s.State == supervisor.StateSignIn {
+		return true
+	}
+	// A snapshot from the socket carries no error causes: the fix says
+	// whether a sign-in helps.
+	return s.Server != nil && s.Server.URL != "" && s.Diagnosis != nil && s.Diagnosis.Code == healthcheck.CodeAuthRequired &&
+		strings.HasPrefix(s.Diagnosis.Fix, "Sign in:")
 }
 
 // signInTimeout is how long the browser flow may take.

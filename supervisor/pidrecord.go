@@ -1,0 +1,270 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// A supervisor killed with SIGKILL cannot stop what it started. Linux ends
+// its direct children (Pdeathsig), but not their children, and macOS ends
+// none. So each supervisor keeps a record file of the servers it runs (pid,
+// process group, start time, token) in a folder of the user's; the next
+// supervisor of that user, whichever command runs it (check, up, the daemon,
+// the desktop app), ends the processes of records whose owner is gone
+// before it starts its own servers.
+//
+// Safety: a record is cleaned only when its owner (pid and start time) no
+// longer runs, so several supervisors of one user never touch each other's
+// servers; a cleaner first claims the file by renaming it, so two never
+// clean one record twice; and a recorded pid is signalled only while it has
+// the recorded start time (a pid is reused, the pair is not), after a
+// reboot nothing is (the boot id differs).
+
+// procID names one process for good.
+type procID struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"` // Linux: clock ticks after boot; macOS: µs since the epoch
+}
+
+// procRecord is one server process in a record file.
+type procRecord struct {
+	Server string   `json:"server"`
+	PID    int      `json:"pid"`
+	PGID   int      `json:"pgid"`
+	Start  uint64   `json:"start"`
+	Token  string   `json:"token,omitempty"` // the MCPTRAY_SPAWN_ID value its descendants carry
+	Family []procID `json:"family,omitempty"`
+}
+
+type recordFile struct {
+	Owner procID       `json:"owner"`
+	Boot  string       `json:"boot,omitempty"`
+	Procs []procRecord `json:"procs"`
+}
+
+// self is this process's identity, or Start 0 where start times are not
+// known (then nothing is recorded).
+var self = sync.OnceValue(func() procID {
+	pid := os.Getpid()
+	start, _ := procStartTime(pid)
+	return procID{PID: pid, Start: start}
+})
+
+var recordSeq, tokenSeq atomic.Uint64
+
+// newToken names one spawn: unique on this machine and boot, and it says
+// which supervisor made it.
+func newToken() string {
+	me := self()
+	return fmt.Sprintf("%d.%d.%d", me.PID, me.Start, tokenSeq.Add(1))
+}
+
+// procRecords is one supervisor's record file. A nil *procRecords records
+// nothing. The file exists only while a server runs.
+type procRecords struct {
+	path   string
+	logger *slog.Logger
+
+	mu     sync.Mutex // guards the fields below
+	procs  []*procRecord
+	warned bool // a write failed and was logged
+}
+
+// newProcRecords returns the record file for one supervisor in dir, or nil
+// when dir is empty or this system does not give start times.
+func newProcRecords(dir string, logger *slog.Logger) *procRecords {
+	me := self()
+	if dir == "" || me.Start == 0 {
+		return nil
+	}
+	name := fmt.Sprintf("%d-%d-%d.json", me.PID, me.Start, recordSeq.Add(1))
+	return &procRecords{path: filepath.Join(dir, name), logger: logger}
+}
+
+// add records a server process just started (it leads its own group).
+func (r *procRecords) add(server string, pid int, token string) *procRecord {
+	if r == nil {
+		return nil
+	}
+	start, ok := procStartTime(pid)
+	if !ok {
+		return nil // already gone
+	}
+	rec := &procRecord{Server: server, PID: pid, PGID: pid, Start: start, Token: token}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.procs = append(r.procs, rec)
+	r.saveLocked()
+	return rec
+}
+
+// update records the members of rec's family seen so far.
+func (r *procRecords) update(rec *procRecord, family []procID) {
+	if r == nil || rec == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec.Family = family
+	r.saveLocked()
+}
+
+// remove drops a process that ended with everything it started.
+func (r *procRecords) remove(rec *procRecord) {
+	if r == nil || rec == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, p := range r.procs {
+		if p == rec {
+			r.procs = append(r.procs[:i], r.procs[i+1:]...)
+			r.saveLocked()
+			return
+		}
+	}
+}
+
+// saveLocked writes the file atomically (temp file and rename), or removes
+// it when nothing runs. A failure is logged once: the servers run on, only
+// a killed supervisor's leftovers would not be found.
+func (r *procRecords) saveLocked() {
+	err := r.writeLocked()
+	if err != nil && !r.warned {
+		r.warned = true
+		r.logger.Warn("cannot keep the record of running servers", "file", r.path, "error", err)
+	}
+}
+
+func (r *procRecords) writeLocked() error {
+	if len(r.procs) == 0 {
+		if err := os.Remove(r.path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	rf := recordFile{Owner: self(), Boot: bootID()}
+	for _, p := range r.procs {
+		rf.Procs = append(rf.Procs, *p)
+	}
+	b, err := json.Marshal(rf)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
+		return err
+	}
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, r.path)
+}
+
+// cleanStaleRecords ends the processes recorded in dir by supervisors that
+// no longer run, and removes their records. It returns how many processes
+// it signalled.
+func cleanStaleRecords(dir string, logger *slog.Logger) int {
+	me := self()
+	if dir == "" || me.Start == 0 {
+		return 0
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	total := 0
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		owner, rest, ok := parseRecordName(name)
+		if !ok || ownerAlive(owner) {
+			continue
+		}
+		switch {
+		case rest == ".json.tmp":
+			os.Remove(path)
+			continue
+		case rest == ".json":
+		case strings.HasPrefix(rest, ".json.cleaning-"):
+			// A cleaner that died while at it: take over once it is gone.
+			claimer, _, ok := parseRecordName(strings.TrimPrefix(rest, ".json.cleaning-") + "-0")
+			if !ok || ownerAlive(claimer) {
+				continue
+			}
+		default:
+			continue
+		}
+		claimed := filepath.Join(dir, strings.TrimSuffix(name, rest)+fmt.Sprintf(".json.cleaning-%d-%d", me.PID, me.Start))
+		if err := os.Rename(path, claimed); err != nil {
+			continue // another supervisor got there first
+		}
+		b, err := os.ReadFile(claimed)
+		var rf recordFile
+		if err == nil && json.Unmarshal(b, &rf) == nil && rf.Owner == owner && rf.Boot == bootID() {
+			n := 0
+			var names []string
+			for _, p := range rf.Procs {
+				if k := killStale(p); k > 0 {
+					n += k
+					names = append(names, p.Server)
+				}
+			}
+			if n > 0 {
+				what := "processes"
+				if n == 1 {
+					what = "process"
+				}
+				logger.Warn(fmt.Sprintf("ended %d %s left running by mcptray pid %d, which did not stop cleanly (servers: %s)",
+					n, what, owner.PID, strings.Join(names, ", ")))
+			}
+			total += n
+		}
+		os.Remove(claimed)
+	}
+	return total
+}
+
+// parseRecordName reads "PID-START-…" from a record file name; rest is
+// what follows the third field.
+func parseRecordName(name string) (owner procID, rest string, ok bool) {
+	parts := strings.SplitN(name, "-", 3)
+	if len(parts) != 3 {
+		return procID{}, "", false
+	}
+	pid, err1 := strconv.Atoi(parts[0])
+	start, err2 := strconv.ParseUint(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return procID{}, "", false
+	}
+	i := strings.IndexByte(parts[2], '.')
+	if i < 0 {
+		i = len(parts[2])
+	}
+	return procID{PID: pid, Start: start}, parts[2][i:], true
+}
+
+func ownerAlive(o procID) bool {
+	start, ok := procStartTime(o.PID)
+	return ok && start == o.Start
+}
+
+// defaultProcDir is $XDG_RUNTIME_DIR/mcptray/procs (private to the user,
+// emptied at logout, when the servers end too), else the cache folder.
+func defaultProcDir() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcptray", "procs")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "mcptray", "procs")
+	}
+	return ""
+}

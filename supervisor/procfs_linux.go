@@ -1,0 +1,233 @@
+package supervisor
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat is what /proc/PID/stat says about a process.
+type procStat struct {
+	pid, ppid, pgid, sid int
+	state                byte   // R, S, D, Z, T, …
+	start                uint64 // clock ticks after boot (field 22): with pid, the process's identity
+}
+
+func (s procStat) zombie() bool { return s.state == 'Z' || s.state == 'X' }
+
+// readStat reads /proc/PID/stat.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(pid, b)
+}
+
+// readStatOwner reads /proc/PID/stat and the uid that owns it (the
+// process's effective uid).
+func readStatOwner(pid int) (procStat, uint32, bool) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, 0, false
+	}
+	defer f.Close()
+	var owner uint32 = ^uint32(0)
+	if fi, err := f.Stat(); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			owner = st.Uid
+		}
+	}
+	var buf [1024]byte
+	n, _ := f.Read(buf[:])
+	s, ok := parseStat(pid, buf[:n])
+	return s, owner, ok
+}
+
+// parseStat parses a stat line. The command name (field 2) may hold spaces
+// and parentheses, so the fields are counted from the last ')'.
+func parseStat(pid int, b []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+2:]))
+	// f[0] is field 3 (state); starttime is field 22.
+	if len(f) < 20 {
+		return procStat{}, false
+	}
+	s := procStat{pid: pid, state: f[0][0]}
+	var err error
+	ints := []*int{&s.ppid, &s.pgid, &s.sid}
+	for k, p := range ints {
+		if *p, err = strconv.Atoi(f[1+k]); err != nil {
+			return procStat{}, false
+		}
+	}
+	if s.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return procStat{}, false
+	}
+	return s, true
+}
+
+// procTable is every process in /proc, and which of them belong to this
+// user (only those can be inspected further and signalled).
+type procTable struct {
+	procs map[int]procStat
+	mine  map[int]bool
+	kids  map[int][]int // ppid → pids
+}
+
+func readProcTable() *procTable {
+	t := &procTable{procs: map[int]procStat{}, mine: map[int]bool{}, kids: map[int][]int{}}
+	d, err := os.Open("/proc")
+	if err != nil {
+		return t
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	uid := uint32(os.Getuid())
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		s, owner, ok := readStatOwner(pid)
+		if !ok {
+			continue
+		}
+		t.procs[pid] = s
+		t.kids[s.ppid] = append(t.kids[s.ppid], pid)
+		t.mine[pid] = owner == uid
+	}
+	return t
+}
+
+// spread adds to set the descendants of its members that keep accepts
+// (through accepted processes only).
+func (t *procTable) spread(set map[int]bool, keep func(pid int) bool) {
+	queue := make([]int, 0, len(set))
+	for pid := range set {
+		queue = append(queue, pid)
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[pid] {
+			if !set[k] && keep(k) {
+				set[k] = true
+				queue = append(queue, k)
+			}
+		}
+	}
+}
+
+// subtree is the processes that descend from pid. The table is not one
+// atomic picture: a process whose parent exited while /proc was read may
+// name a parent that is not in it; such processes (and their descendants)
+// are in too, as they may have been about to re-parent to pid.
+func (t *procTable) subtree(pid int) map[int]procStat {
+	out := map[int]procStat{}
+	queue := []int{pid}
+	for p, s := range t.procs {
+		if _, ok := t.procs[s.ppid]; !ok && s.ppid > 1 {
+			out[p] = s
+			queue = append(queue, p)
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[p] {
+			if _, seen := out[k]; !seen && k != pid {
+				out[k] = t.procs[k]
+				queue = append(queue, k)
+			}
+		}
+	}
+	return out
+}
+
+// hasEnv reports whether the environment pid started with holds the exact
+// entry kv. ok is false when the environment could not be read or is empty
+// (as during an exec).
+func hasEnv(pid int, kv string) (has, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || len(b) == 0 {
+		return false, false
+	}
+	for _, e := range bytes.Split(b, []byte{0}) {
+		if string(e) == kv {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// pipeInodes returns the pipe inodes pid holds open; ok is false when its
+// open files could not be read.
+func pipeInodes(pid int) (inos map[uint64]bool, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil || len(names) == 0 {
+		return nil, false
+	}
+	var out map[uint64]bool
+	for _, n := range names {
+		l, err := os.Readlink(dir + "/" + n)
+		if err != nil {
+			continue
+		}
+		s, ok := strings.CutPrefix(l, "pipe:[")
+		if !ok {
+			continue
+		}
+		ino, err := strconv.ParseUint(strings.TrimSuffix(s, "]"), 10, 64)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[uint64]bool{}
+		}
+		out[ino] = true
+	}
+	return out, true
+}
+
+// fileInode is the inode of an open file (for a pipe end: the pipe's).
+func fileInode(f *os.File) uint64 {
+	if f == nil {
+		return 0
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// procStartTime is pid's start time, which with the pid names one process
+// for good (a pid is reused, the pair is not).
+func procStartTime(pid int) (uint64, bool) {
+	s, ok := readStat(pid)
+	if !ok || s.zombie() {
+		return 0, false
+	}
+	return s.start, true
+}
+
+// bootID tells one boot from the next: start times count from boot.
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
