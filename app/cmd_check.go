@@ -239,7 +239,23 @@ const (
 // degraded with one probe done, or failed) or timeout passes, then stops it
 // and returns the last state of each server, in order.
 func runCheck(ctx context.Context, cfg *registry.Config, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
-	opts := terminalEngineOptions(cfg)
+	return runCheckWith(ctx, terminalEngineOptions(cfg), servers, timeout)
+}
+
+// CheckServer checks one server that need not be in any config (the
+// desktop app's form tests what it holds before saving): the same run as
+// `mcptray check`, with the engine options the desktop app runs servers
+// with (cfg's settings; nil for the defaults).
+func CheckServer(ctx context.Context, cfg *registry.Config, s *registry.Server, timeout time.Duration) supervisor.ServerState {
+	if cfg == nil {
+		cfg = &registry.Config{}
+	}
+	c := s.Clone()
+	c.Autostart, c.Disabled = true, false
+	return runCheckWith(ctx, EngineOptions(cfg), []*registry.Server{c}, timeout)[0]
+}
+
+func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
 	opts.StopGrace = checkStopGrace
 	opts.KillGrace = checkKillGrace
 	opts.NoLogFiles = true

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"mcptray/registry"
+	"mcptray/supervisor"
 )
 
 var (
@@ -191,6 +195,21 @@ func TestCheckAllReadyExitsZero(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 			t.Errorf("%v: %v, want exit 2", args, err)
 		}
+	}
+}
+
+// CheckServer runs one server that is in no config, as the desktop app's
+// form does before saving: the demo server is ready with its tools, a
+// command that exits says how.
+func TestCheckServer(t *testing.T) {
+	bin := mcptrayBinary(t)
+	st := CheckServer(context.Background(), nil, &registry.Server{Name: "demo", Command: bin, Args: []string{"serve-demo"}}, 30*time.Second)
+	if st.State != supervisor.StateReady || st.Report == nil || len(st.Report.Tools) == 0 {
+		t.Errorf("demo: %s %v", st.State, st.Diagnosis)
+	}
+	st = CheckServer(context.Background(), nil, &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}, 30*time.Second)
+	if st.State == supervisor.StateReady || st.Diagnosis == nil || st.LastExit == nil || st.LastExit.Code != 3 {
+		t.Errorf("quitter: %s %+v %+v", st.State, st.Diagnosis, st.LastExit)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -145,7 +147,11 @@ func promptItems(ps []healthcheck.Prompt) []catalogItem {
 				if a.Required {
 					req = " (required)"
 				}
-				fmt.Fprintf(&d, "  %s%s: %s\n", a.Name, req, a.Description)
+				if a.Description == "" {
+					fmt.Fprintf(&d, "  %s%s\n", a.Name, req)
+				} else {
+					fmt.Fprintf(&d, "  %s%s: %s\n", a.Name, req, a.Description)
+				}
 			}
 		}
 		out = append(out, catalogItem{title: nameTitle(p.Name, p.Title), summary: firstLine(p.Description), detail: d.String()})
@@ -173,6 +179,44 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// capabilityList renders a capabilities object as one line per
+// capability, its flags in brackets: "tools (listChanged)".
+func capabilityList(raw json.RawMessage) string {
+	var caps map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &caps) != nil {
+		return prettyJSON(raw)
+	}
+	if len(caps) == 0 {
+		return "none declared"
+	}
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(caps)) {
+		var sub map[string]json.RawMessage
+		line := "• " + name
+		if json.Unmarshal(caps[name], &sub) == nil && len(sub) > 0 {
+			var flags []string
+			for _, k := range slices.Sorted(maps.Keys(sub)) {
+				switch v := strings.TrimSpace(string(sub[k])); v {
+				case "true":
+					flags = append(flags, k)
+				case "false":
+				default:
+					if strings.HasPrefix(v, "{") {
+						flags = append(flags, k)
+					} else {
+						flags = append(flags, k+" "+v)
+					}
+				}
+			}
+			if len(flags) > 0 {
+				line += " (" + strings.Join(flags, ", ") + ")"
+			}
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func prettyJSON(raw json.RawMessage) string {

@@ -4,19 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
+	"net/url"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
 	"mcptray/assets"
 	"mcptray/control"
+	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
@@ -32,10 +40,23 @@ type controller struct {
 	problem   string   // the config problem last shown, to notify once per problem
 	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
 	trayState health
+	trayTip   string
 	win       fyne.Window
 	main      *mainWindow
 	notify    *notifier
-	tnext     uint64 // the next transition to notify (watch goroutine)
+	form      *serverForm          // the Add/Edit form last opened (tests)
+	openURL   func(*url.URL) error // opens files and links (nil: the app's OpenURL)
+	tnext     uint64               // the next transition to notify (watch goroutine)
+
+	// checkServer runs a one-off check of a server (the form's Test).
+	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
+	afterTest   func() // runs once a Test result shows (tests)
+
+	// checking holds, during a Check all, each server still to answer with
+	// its probe count before; checkStatus says how it goes.
+	checking    map[string]int
+	checkStatus string
+	lastError   string // the last error dialog's text (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
@@ -46,6 +67,9 @@ type controller struct {
 
 func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env) *controller {
 	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
+	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
+		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
+	}
 	c.notify = newNotifier(a, nil)
 	return c
 }
@@ -87,6 +111,7 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 			}
 			fyne.Do(func() {
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
+					c.main.log.followScroll()
 					go c.main.log.poll()
 				}
 			})
@@ -104,15 +129,31 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 			c.trayState = h
 			desk.SetSystemTrayIcon(trayIcon(h))
 		}
+		if tip := trayTooltip(snap, warning); tip != c.trayTip {
+			c.trayTip = tip
+			setTrayTooltip(tip)
+		}
 		menu := buildTrayMenu(snap, firstLine(warning), c.trayActions())
 		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
 			c.trayMenu = labels
 			desk.SetSystemTrayMenu(menu)
 		}
 	}
+	c.followCheck(snap)
 	if c.main != nil {
 		c.main.Update(snap)
-		c.main.setWarning(warning)
+		// The window shows a config problem in its own banner, with the
+		// line and a way to open the file; the tray says it in one line.
+		st := c.eng.Status()
+		problem := st.ConfigProblem
+		st.ConfigProblem = nil
+		w, _ := engineWarning(st)
+		c.main.setWarning(w)
+		visible := c.main.config.banner.Visible()
+		c.main.config.Set(problem)
+		if visible != c.main.config.banner.Visible() {
+			c.main.content.Refresh() // the banner takes or gives back its room
+		}
 	}
 	if p := configProblem(c.eng.Status()); p != c.problem {
 		c.problem = p
@@ -192,17 +233,25 @@ func (c *controller) do(what string, fn func(ctx context.Context) error) {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		if err := fn(ctx); err != nil {
-			fyne.Do(func() { c.showError(fmt.Errorf("%s: %w", what, err)) })
+			fyne.Do(func() { c.showError(fmt.Errorf("Could not %s: %w", what, err)) })
 		}
 	}()
 }
 
+// showError shows a failure as written: Fyne's error dialog would
+// capitalise its first letter, and it often starts with a server's name.
 func (c *controller) showError(err error) {
 	if c.win != nil && c.win.Content() != nil {
-		dialog.ShowError(err, c.win)
+		msg := widget.NewLabel(err.Error())
+		msg.Wrapping = fyne.TextWrapWord
+		width := canvas.NewRectangle(color.Transparent)
+		width.SetMinSize(fyne.NewSize(460, 0)) // the width the text wraps at
+		d := dialog.NewCustom("mcptray could not do that", "Close", container.NewVBox(width, msg), c.win)
+		d.Show()
+		c.lastError = err.Error()
 		return
 	}
-	c.app.SendNotification(fyne.NewNotification("mcptray", err.Error()))
+	c.app.SendNotification(fyne.NewNotification("mcptray", sentence(err.Error())))
 }
 
 func (c *controller) restart(name string) {
@@ -217,8 +266,57 @@ func (c *controller) startStop(name string, start bool) {
 	}
 }
 
+// checkAll probes every running server now and says, under the list, how
+// far it got and then how it went.
 func (c *controller) checkAll() {
-	c.do("check", func(ctx context.Context) error { return c.eng.CheckNow(ctx, "") })
+	c.checking = map[string]int{}
+	for i := range c.snap.Servers {
+		if s := &c.snap.Servers[i]; s.State.Alive() {
+			c.checking[s.Name] = s.Probes.Count + s.Probes.ConsecutiveFailures
+		}
+	}
+	if len(c.checking) == 0 {
+		c.checking = nil
+		c.setCheckStatus("Nothing is running to check.")
+		return
+	}
+	c.setCheckStatus(fmt.Sprintf("Checking %s…", app.Plural(len(c.checking), "server")))
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		if err := c.eng.CheckNow(ctx, ""); err != nil {
+			fyne.Do(func() {
+				c.checking = nil
+				c.setCheckStatus("Check all failed: " + err.Error())
+			})
+		}
+	}()
+}
+
+// followCheck notes the servers a Check all is waiting for that have
+// answered (or stopped running), and says when every one has.
+func (c *controller) followCheck(snap supervisor.Snapshot) {
+	if c.checking == nil {
+		return
+	}
+	for name, before := range c.checking {
+		s := snap.Server(name)
+		if s == nil || !s.State.Alive() || s.Probes.Count+s.Probes.ConsecutiveFailures > before {
+			delete(c.checking, name)
+		}
+	}
+	if len(c.checking) > 0 {
+		return
+	}
+	c.checking = nil
+	c.setCheckStatus("Checked at " + c.now().Local().Format("15:04:05") + ": " + countSummary(snap) + ".")
+}
+
+func (c *controller) setCheckStatus(text string) {
+	c.checkStatus = text
+	if c.main != nil {
+		c.main.setCheckStatus(text, c.checking != nil)
+	}
 }
 
 // reloadConfig makes the engine read its config file again (the tray's
@@ -242,16 +340,36 @@ func (c *controller) openMain() {
 		c.win = c.app.NewWindow("mcptray")
 		c.win.SetIcon(assets.AppIcon)
 		c.main = newMainWindow(c, c.win)
+		c.main.config.Set(c.eng.Status().ConfigProblem)
+		c.main.setCheckStatus(c.checkStatus, c.checking != nil)
 		c.win.SetContent(c.main.content)
+		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))
-		// Closing hides: mcptray lives in the tray.
+		// mcptray lives in the tray: closing the window ends it and gives
+		// back what it held (its widgets, textures, the log it showed);
+		// opening it again builds it anew.
 		if _, ok := c.app.(desktop.App); ok {
-			c.win.SetCloseIntercept(c.win.Hide)
+			c.win.SetCloseIntercept(c.closeMain)
 		}
 		c.main.Update(c.snap)
 	}
 	c.win.Show()
 	c.win.RequestFocus()
+}
+
+// closeMain closes the main window and releases it (UI thread).
+func (c *controller) closeMain() {
+	if c.win == nil {
+		return
+	}
+	w := c.win
+	c.win, c.main, c.form = nil, nil, nil
+	w.Close()
+	go func() {
+		runtime.GC()
+		debug.FreeOSMemory()
+		trimHeap()
+	}()
 }
 
 // openServer opens the main window on a server's tab.

@@ -56,9 +56,11 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 	c := newTestController(t, serveEngine(t, eng), "")
 	c.apply(c.eng.Snapshot())
 	m := c.main
-	if m.selected != "demo" {
+	// Problems first: the failing server is at the top, and selected.
+	if m.selected != "github" {
 		t.Fatalf("first server not selected: %q", m.selected)
 	}
+	m.selectServer("demo")
 	test.AssertRendersToMarkup(t, "main_ready.xml", c.win.Canvas())
 	if got := m.fields["Server"].Text; got != "mcptray-demo 1.0.0 (mcptray demo)" {
 		t.Errorf("server field = %q", got)
@@ -75,9 +77,12 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 	// Clicks travel over the socket to the engine.
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "start github")
-	test.Tap(m.restart)
-	eng.waitCommand(t, "restart github")
+	if m.restart.Visible() {
+		t.Error("a server that is not running offers Restart beside Start")
+	}
 	m.selectServer("demo")
+	test.Tap(m.restart)
+	eng.waitCommand(t, "restart demo")
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "stop demo")
 	c.checkAll()
@@ -204,8 +209,9 @@ func TestConfigProblemBanner(t *testing.T) {
 	c.apply(l.Snapshot())
 	d := l.Status().ConfigProblem
 	want := fmt.Sprintf("%s:%d:%d: ", path, d.Line, d.Col)
-	if d.Line == 0 || !c.main.warning.Visible() || !strings.Contains(c.main.warning.Text, want) {
-		t.Errorf("banner: visible=%v %q, want it to hold %q", c.main.warning.Visible(), c.main.warning.Text, want)
+	// The window's config banner says it, once (not the warning line too).
+	if d.Line == 0 || !c.main.config.banner.Visible() || !strings.Contains(c.main.config.problem.Text, want) || c.main.warning.Visible() {
+		t.Errorf("banner: visible=%v %q, want it to hold %q; warning %q", c.main.config.banner.Visible(), c.main.config.problem.Text, want, c.main.warning.Text)
 	}
 	warning, level := engineWarning(l.Status())
 	menu := buildTrayMenu(l.Snapshot(), firstLine(warning), c.trayActions())
@@ -215,8 +221,8 @@ func TestConfigProblemBanner(t *testing.T) {
 	os.WriteFile(path, []byte(good), 0o600)
 	waitLocal(t, l, "the fix", func() bool { return l.Status().ConfigProblem == nil })
 	c.apply(l.Snapshot())
-	if c.main.warning.Visible() {
-		t.Errorf("banner after the fix: %q", c.main.warning.Text)
+	if c.main.warning.Visible() || c.main.config.banner.Visible() {
+		t.Errorf("banner after the fix: %q %q", c.main.warning.Text, c.main.config.problem.Text)
 	}
 }
 
@@ -236,7 +242,7 @@ func TestConfigProblemThroughDaemon(t *testing.T) {
 		}
 	}
 	c.apply(c.eng.Snapshot())
-	if want := "/home/me/servers.toml:4:2: expected a key"; !c.main.warning.Visible() || !strings.Contains(c.main.warning.Text, want) {
-		t.Errorf("banner: visible=%v %q, want %q", c.main.warning.Visible(), c.main.warning.Text, want)
+	if want := "/home/me/servers.toml:4:2: expected a key"; !c.main.config.banner.Visible() || !strings.Contains(c.main.config.problem.Text, want) {
+		t.Errorf("banner: visible=%v %q, want %q", c.main.config.banner.Visible(), c.main.config.problem.Text, want)
 	}
 }

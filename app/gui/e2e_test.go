@@ -68,7 +68,7 @@ func needDesktop(t *testing.T) {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		missing = append(missing, "a D-Bus session bus (run under dbus-run-session)")
 	}
-	for _, tool := range []string{"gdbus", "xwininfo", "import"} {
+	for _, tool := range []string{"gdbus", "xwininfo", "import", "xdotool"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -149,6 +149,10 @@ probe_interval = "1s"
 command = %q
 args = ["serve-demo"]
 
+[servers.demo2]
+command = %[1]q
+args = ["serve-demo"]
+
 [servers.quitter]
 command = "sh"
 args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
@@ -174,6 +178,8 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 
 	items := waitMenu(t, pid, "demo ready and quitter failing", func(items []menuItem) bool {
 		_, ready := labelWith(items, "demo: ready, 3 tools")
+		_, ready2 := labelWith(items, "demo2: ready, 3 tools")
+		ready = ready && ready2
 		_, bad := labelWith(items, "quitter: backoff")
 		if !bad {
 			_, bad = labelWith(items, "quitter: crash-looping")
@@ -184,6 +190,20 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		if _, ok := labelWith(items, want); !ok {
 			t.Errorf("tray menu lacks %q: %v", want, items)
 		}
+	}
+	// The tray says where everything is first, then the failing server
+	// before the ready ones; its title is the app's name.
+	if !strings.HasPrefix(items[0].label, "2 ready · 1 ") {
+		t.Errorf("the tray's first line is %q, not the count summary", items[0].label)
+	}
+	if q, _ := labelWith(items, "quitter: "); q > func() int { j, _ := labelWith(items, "demo: "); return j }() {
+		t.Errorf("the failing server comes after a ready one: %v", items)
+	}
+	if got := trayProperty(t, pid, "Title"); got != "<'mcptray'>" {
+		t.Errorf("tray title %s, want 'mcptray'", got)
+	}
+	if got := trayProperty(t, pid, "ToolTip"); !strings.Contains(got, "mcptray: 2 ready") || !strings.Contains(got, "quitter") {
+		t.Errorf("tray tooltip %s", got)
 	}
 	i, _ := labelWith(items, "demo: ")
 	if items[i+1].label != "Restart" || items[i+2].label != "Stop" {
@@ -250,6 +270,8 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		t.Errorf("screenshot %s looks empty: %v", shot, err)
 	}
 
+	driveKeyboard(t, pid, id)
+
 	// Find the demo server's pid before quitting, to check it is gone after.
 	demoPids := childPids(pid)
 	items, _ = trayMenu(pid)
@@ -273,6 +295,50 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 			t.Errorf("server process %d survived Quit", p)
 		}
 	}
+}
+
+// trayProperty reads a StatusNotifierItem property, as gdbus prints it.
+func trayProperty(t *testing.T, pid int, name string) string {
+	t.Helper()
+	out, err := exec.Command("gdbus", "call", "--session", "-d", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid),
+		"-o", "/StatusNotifierItem", "-m", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("read the tray's %s: %v: %s", name, err, out)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(out)), "("), ",)")
+}
+
+// driveKeyboard types into the main window as a person would: Ctrl+F,
+// a search, Enter, Ctrl+R restarts the one server found; then a search for
+// both demos, Home, Shift+Down selects both, and Ctrl+R restarts them
+// together. The tray shows each restart.
+func driveKeyboard(t *testing.T, pid int, win string) {
+	t.Helper()
+	xdo := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, out)
+		}
+	}
+	restarts := func(name string, n int) func([]menuItem) bool {
+		return func(items []menuItem) bool {
+			j, ok := labelWith(items, name+": ready")
+			return ok && strings.Contains(items[j].label, fmt.Sprintf(" %d restart", n))
+		}
+	}
+	xdo("windowfocus", "--sync", win)
+	xdo("key", "--window", win, "ctrl+f")
+	xdo("type", "--window", win, "demo2")
+	xdo("key", "--window", win, "Return", "ctrl+r")
+	waitMenu(t, pid, "demo2 restarted by Ctrl+R", restarts("demo2", 1))
+	if items, _ := trayMenu(pid); restarts("demo", 2)(items) {
+		t.Errorf("Ctrl+R on demo2 restarted demo too: %v", items)
+	}
+	xdo("key", "--window", win, "ctrl+f", "BackSpace")
+	xdo("key", "--window", win, "Return", "Home", "shift+Down", "ctrl+r")
+	waitMenu(t, pid, "both demos restarted together", func(items []menuItem) bool {
+		return restarts("demo", 2)(items) && restarts("demo2", 2)(items)
+	})
 }
 
 var pixmapRE = regexp.MustCompile(`\((\d+), (\d+), \[byte ([^\]]*)\]\)`)

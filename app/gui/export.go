@@ -49,7 +49,7 @@ func (c *controller) configServers(names []string) ([]*registry.Server, error) {
 
 // exportChoices are the servers the export dialog offers (every valid one:
 // ticking one names it) and the ones ticked at first (what an export of
-// everything takes).
+// everything takes, less the servers failing now).
 func (c *controller) exportChoices() (offered, ticked []string, err error) {
 	cfg, err := registry.Load(c.cfgPath)
 	if err != nil {
@@ -69,7 +69,10 @@ func (c *controller) exportChoices() (offered, ticked []string, err error) {
 		return nil, nil, err
 	}
 	for _, s := range def {
-		ticked = append(ticked, s.Name)
+		// Healthy ones only: a failing server is offered, not ticked.
+		if st := c.snap.Server(s.Name); st == nil || rank(st) == 2 {
+			ticked = append(ticked, s.Name)
+		}
 	}
 	return offered, ticked, nil
 }
@@ -86,6 +89,9 @@ func (c *controller) copyConfig(name, clientID string) {
 					fyne.Do(func() {
 						c.app.Clipboard().SetContent(string(res.Data))
 						body := "Paste it into " + cl.Name + "'s config."
+						if p, err := cl.Path(c.clientOptions()); err == nil && p != "" {
+							body = "Paste it into " + cl.Name + "'s config, " + p + "."
+						}
 						switch {
 						case strings.Contains(string(res.Data), clients.Hidden):
 							body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
@@ -153,21 +159,25 @@ func (c *controller) showExport(name string) {
 }
 
 func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
-	e := &exportDialog{c: c, byName: map[string]*clients.Client{}, byOutput: map[string]clients.Output{}}
-	var labels []string
-	for _, cl := range clients.All() {
-		labels = append(labels, cl.Name)
-		e.byName[cl.Name] = cl
-	}
+	e := &exportDialog{c: c, byOutput: map[string]clients.Output{}}
+	labels, byName, pick := clientChoices(c.app.Preferences(), c.clientOptions())
+	e.byName = byName
 	e.servers = widget.NewCheckGroup(names, func([]string) { e.render() })
-	e.servers.Horizontal = true
 	e.servers.SetSelected(ticked)
+	// A list that scrolls: thirty servers do not push the dialog off
+	// screen, and the layout stays put whatever the client.
+	serverScroll := container.NewVScroll(e.servers)
+	serverScroll.SetMinSize(fyne.NewSize(0, 5.5*widget.NewCheck("", nil).MinSize().Height))
+	all := widget.NewButton("All", func() { e.servers.SetSelected(names) })
+	none := widget.NewButton("None", func() { e.servers.SetSelected(nil) })
 	e.snippet = widget.NewMultiLineEntry()
 	e.snippet.TextStyle.Monospace = true
 	e.snippet.Wrapping = fyne.TextWrapOff
-	e.snippet.SetMinRowsVisible(14)
+	e.snippet.SetMinRowsVisible(8)
 	e.notes = widget.NewLabel("")
 	e.notes.Wrapping = fyne.TextWrapWord
+	notes := container.NewVScroll(e.notes)
+	notes.SetMinSize(fyne.NewSize(0, 3*rowHeight()))
 	e.path = widget.NewLabel("")
 	e.path.Truncation = fyne.TextTruncateEllipsis
 	e.reveal = widget.NewCheck("Copy with secret values", nil)
@@ -176,15 +186,21 @@ func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
 	e.link = widget.NewButtonWithIcon("Open install link", theme.ComputerIcon(), e.openLink)
 	e.output = widget.NewRadioGroup(nil, func(string) { e.render() })
 	e.output.Horizontal = true
-	e.client = widget.NewSelect(labels, func(string) { e.setOutputs(); e.render() })
-	e.client.SetSelected(labels[0])
+	e.client = widget.NewSelect(labels, func(label string) {
+		if cl := e.byName[label]; cl != nil {
+			c.app.Preferences().SetString(prefExportClient, cl.ID)
+		}
+		e.setOutputs()
+		e.render()
+	})
+	e.client.SetSelected(pick)
 
 	top := container.New(layout.NewFormLayout(),
 		widget.NewLabel("Client"), e.client,
 		widget.NewLabel("Output"), e.output,
-		widget.NewLabel("Servers"), e.servers,
+		container.NewVBox(widget.NewLabel("Servers"), all, none), serverScroll,
 		widget.NewLabel("File"), e.path)
-	e.content = container.NewBorder(top, container.NewVBox(e.notes, container.NewHBox(e.copyBtn, e.reveal, e.install, e.link)), nil, nil, e.snippet)
+	e.content = container.NewBorder(top, container.NewVBox(notes, container.NewHBox(e.copyBtn, e.reveal, e.install, e.link)), nil, nil, e.snippet)
 	return e
 }
 
@@ -246,7 +262,7 @@ func (e *exportDialog) render() {
 		setEnabled(e.install, cl.HasFile() && serr == nil)
 		setEnabled(e.link, cl.HasDeepLink() && serr == nil)
 		if p, perr := cl.Path(e.c.clientOptions()); perr == nil {
-			e.path.SetText(p)
+			e.path.SetText(tildePath(p))
 		} else {
 			e.path.SetText("–")
 		}

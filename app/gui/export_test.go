@@ -1,12 +1,14 @@
 package gui
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"mcptray/registry"
@@ -39,7 +41,7 @@ restart = "sometimes"
 		t.Fatalf("choices %v %v %v", offered, ticked, err)
 	}
 	e := c.newExportDialog(offered, ticked)
-	e.client.SetSelected("Claude Code")
+	selectClient(t, e, "claude-code")
 	if !slices.Equal(e.output.Options, []string{"Config snippet", "Add command"}) {
 		t.Errorf("outputs %v", e.output.Options)
 	}
@@ -69,5 +71,78 @@ restart = "sometimes"
 	e.servers.SetSelected([]string{"off"})
 	if !strings.Contains(e.snippet.Text, "claude mcp add off") {
 		t.Errorf("named disabled server:\n%s", e.snippet.Text)
+	}
+}
+
+// selectClient picks a client in the dialog by its ID.
+func selectClient(t *testing.T, e *exportDialog, id string) {
+	t.Helper()
+	for label, cl := range e.byName {
+		if cl.ID == id {
+			e.client.SetSelected(label)
+			return
+		}
+	}
+	t.Fatalf("no client %s", id)
+}
+
+// One bad entry does not block exporting the others, a failing server is
+// offered but not ticked, the servers are a list that scrolls, installed
+// clients come first and the last choice is remembered.
+func TestExportDialogForThirtyServers(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("PATH", t.TempDir())
+	os.MkdirAll(filepath.Join(home, ".cursor"), 0o755)
+	cfgPath := filepath.Join(t.TempDir(), "servers.toml")
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "[servers.server-%02d]\ncommand = \"/bin/sh\"\n\n", i+1)
+	}
+	b.WriteString("[servers.broken]\ncommand = \"y\"\nrestart = \"sometimes\"\n")
+	os.WriteFile(cfgPath, []byte(b.String()), 0o600)
+
+	eng := newFakeEngine(manySnapshot(30))
+	c := newTestController(t, eng, cfgPath)
+	c.apply(eng.Snapshot())
+	offered, ticked, err := c.exportChoices()
+	if err != nil || len(offered) != 30 || len(ticked) != 26 || slices.Contains(ticked, "server-05") || slices.Contains(ticked, "server-28") {
+		t.Fatalf("offered %d, ticked %v, %v", len(offered), ticked, err)
+	}
+	e := c.newExportDialog(offered, ticked)
+	if e.client.Selected != "Cursor (installed)" || e.client.Options[0] != "Cursor (installed)" {
+		t.Errorf("installed client not first and picked: %q, %q", e.client.Selected, e.client.Options[:2])
+	}
+	if e.servers.Horizontal || !e.copyBtn.Visible() || e.copyBtn.Disabled() {
+		t.Errorf("servers horizontal %v; copy disabled %v", e.servers.Horizontal, e.copyBtn.Disabled())
+	}
+	if !strings.Contains(e.snippet.Text, "server-01") || strings.Contains(e.snippet.Text, "broken") || strings.Contains(e.snippet.Text, "server-05") {
+		t.Errorf("snippet:\n%.300s", e.snippet.Text)
+	}
+	w := test.NewTempWindow(t, e.content)
+	w.Resize(fyne.NewSize(820, 640))
+	if h := e.content.MinSize().Height; h > 640 {
+		t.Errorf("the dialog needs %.0f px for thirty servers", h)
+	}
+	before := e.snippet.Size()
+	selectClient(t, e, "codex")
+	if after := e.snippet.Size(); after != before {
+		t.Errorf("the layout moved with the client: %v then %v", before, after)
+	}
+	test.AssertRendersToMarkup(t, "export_thirty.xml", w.Canvas())
+	if d := os.Getenv("MCPTRAY_SCREENSHOTS"); d != "" {
+		writePNG(t, filepath.Join(d, "export.png"), w.Canvas().Capture())
+	}
+
+	// The last choice is what the next dialog opens on.
+	e2 := c.newExportDialog(offered, ticked)
+	if e2.byName[e2.client.Selected].ID != "codex" {
+		t.Errorf("the next dialog opens on %q", e2.client.Selected)
+	}
+	// A per-server export of a healthy one, with a broken one in the file.
+	e3 := c.newExportDialog(offered, []string{"server-02"})
+	if !strings.Contains(e3.snippet.Text, "server-02") || e3.copyBtn.Disabled() {
+		t.Errorf("per-server export: %q", e3.notes.Text)
 	}
 }

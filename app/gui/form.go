@@ -2,8 +2,10 @@ package gui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,6 +18,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/registry"
+	"mcptray/supervisor"
 )
 
 const (
@@ -29,70 +32,132 @@ var (
 )
 
 // serverForm edits one server entry and validates it as you type with the
-// same rules the config file is loaded with.
+// same rules the config file is loaded with. A field's problem shows under
+// it, in plain words, once the field was touched (or Save was pressed).
 type serverForm struct {
 	kind        *widget.RadioGroup
-	name        *widget.Entry
-	description *widget.Entry
-	command     *widget.Entry
-	args        *widget.Entry
-	env         *widget.Entry
-	cwd         *widget.Entry
-	url         *widget.Entry
+	name        *formEntry
+	description *formEntry
+	command     *formEntry
+	args        *formEntry
+	env         *formEntry
+	cwd         *formEntry
+	url         *formEntry
 	transport   *widget.Select
-	headers     *widget.Entry
+	headers     *formEntry
 	autostart   *widget.Check
 	restart     *widget.Select
 	disabled    *widget.Check
-	problems    *widget.Label
+	note        *widget.Label // what the entry holds that the form cannot
+	testResult  *widget.Label
 	stdioRows   []fyne.CanvasObject // label and field of each stdio row
 	remoteRows  []fyne.CanvasObject
 	form        *fyne.Container
 	content     fyne.CanvasObject
 
+	// errs and hints are the labels under each field, by field key.
+	errs, hints map[string]*widget.Label
+	touched     map[string]bool
+	showAll     bool // Save was pressed: every problem shows
+	loading     bool // load fills the fields: that touches nothing
+	// dropped is the url (or command) of an entry that had both, which
+	// saving drops.
+	dropped [2]string
+
 	// taken holds the names of the other servers in the config.
 	taken []string
 	// onValid is called after each validation with the outcome.
 	onValid func(ok bool)
+	// onSubmit runs on Enter in a one-line field, onCancel on Escape.
+	onSubmit, onCancel func()
+}
+
+// formEntry is an entry of the form: Escape cancels the form, Enter in a
+// one-line field submits it.
+type formEntry struct {
+	widget.Entry
+	f *serverForm
+}
+
+func (f *serverForm) newEntry(multi bool) *formEntry {
+	e := &formEntry{f: f}
+	e.MultiLine = multi
+	if multi {
+		e.Wrapping = fyne.TextWrapOff
+	}
+	e.ExtendBaseWidget(e)
+	if !multi {
+		e.OnSubmitted = func(string) {
+			if f.onSubmit != nil {
+				f.onSubmit()
+			}
+		}
+	}
+	return e
+}
+
+func (e *formEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape && e.f.onCancel != nil {
+		e.f.onCancel()
+		return
+	}
+	e.Entry.TypedKey(k)
 }
 
 func newServerForm(s *registry.Server, taken []string) *serverForm {
-	f := &serverForm{taken: taken}
-	multi := func(placeholder string) *widget.Entry {
-		e := widget.NewMultiLineEntry()
+	f := &serverForm{taken: taken, errs: map[string]*widget.Label{}, hints: map[string]*widget.Label{}, touched: map[string]bool{}}
+	multi := func(placeholder string) *formEntry {
+		e := f.newEntry(true)
 		e.SetPlaceHolder(placeholder)
 		e.SetMinRowsVisible(3)
 		e.TextStyle.Monospace = true
 		return e
 	}
-	f.name = widget.NewEntry()
-	f.name.SetPlaceHolder("filesystem")
-	f.description = widget.NewEntry()
-	f.description.SetPlaceHolder("optional")
-	f.command = widget.NewEntry()
-	f.command.SetPlaceHolder("npx")
+	one := func(placeholder string) *formEntry {
+		e := f.newEntry(false)
+		e.SetPlaceHolder(placeholder)
+		return e
+	}
+	f.name = one("filesystem")
+	f.description = one("optional")
+	f.command = one("npx")
 	f.args = multi("one argument per line, e.g.\n-y\n@modelcontextprotocol/server-filesystem")
 	f.env = multi("KEY=VALUE per line; reference secrets as ${env:VAR}")
-	f.cwd = widget.NewEntry()
-	f.cwd.SetPlaceHolder("optional working folder, e.g. ~/projects")
-	f.url = widget.NewEntry()
-	f.url.SetPlaceHolder("https://example.com/mcp")
+	f.cwd = one("optional working folder, e.g. ~/projects")
+	f.url = one("https://example.com/mcp")
 	f.transport = widget.NewSelect(transportChoices, nil)
 	f.headers = multi("Name: value per line, e.g.\nAuthorization: Bearer ${env:TOKEN}")
 	f.autostart = widget.NewCheck("Start with mcptray", nil)
 	f.restart = widget.NewSelect(restartChoices, nil)
 	f.disabled = widget.NewCheck("Disabled", nil)
-	f.problems = widget.NewLabel("")
-	f.problems.Wrapping = fyne.TextWrapWord
-	f.problems.Importance = widget.DangerImportance
+	f.note = widget.NewLabel("")
+	f.note.Wrapping = fyne.TextWrapWord
+	f.note.Importance = widget.WarningImportance
+	f.note.Hide()
+	f.testResult = widget.NewLabel("")
+	f.testResult.Wrapping = fyne.TextWrapWord
+	f.testResult.Hide()
 
 	// One form, so every label lines up; the rows of the other kind are
 	// hidden (the form layout skips a row whose cells are both hidden).
-	row := func(label string, w fyne.CanvasObject) []fyne.CanvasObject {
-		return []fyne.CanvasObject{widget.NewLabel(label), w}
+	// Each field carries its problem (and a hint) under it.
+	row := func(label, key string, w fyne.CanvasObject) []fyne.CanvasObject {
+		if key == "" {
+			return []fyne.CanvasObject{widget.NewLabel(label), w}
+		}
+		e := widget.NewLabel("")
+		e.Importance = widget.DangerImportance
+		e.Wrapping = fyne.TextWrapWord
+		e.Hide()
+		h := widget.NewLabel("")
+		h.Importance = widget.WarningImportance
+		h.Wrapping = fyne.TextWrapWord
+		h.Hide()
+		f.errs[key], f.hints[key] = e, h
+		return []fyne.CanvasObject{widget.NewLabel(label), container.NewVBox(w, e, h)}
 	}
-	f.stdioRows = slices.Concat(row("Command", f.command), row("Arguments", f.args), row("Environment", f.env), row("Working folder", f.cwd))
-	f.remoteRows = slices.Concat(row("URL", f.url), row("Transport", f.transport), row("Headers", f.headers))
+	f.stdioRows = slices.Concat(row("Command", "command", f.command), row("Arguments", "args", f.args), row("Environment", "env", f.env), row("Working folder", "cwd", f.cwd))
+	f.remoteRows = slices.Concat(row("URL", "url", f.url), row("Transport", "transport", f.transport), row("Headers", "headers", f.headers))
 	f.kind = widget.NewRadioGroup([]string{kindStdio, kindRemote}, func(k string) {
 		showRows(f.stdioRows, k == kindStdio)
 		showRows(f.remoteRows, k == kindRemote)
@@ -102,18 +167,27 @@ func newServerForm(s *registry.Server, taken []string) *serverForm {
 	f.kind.Required = true
 
 	f.form = container.New(layout.NewFormLayout(), slices.Concat(
-		row("Name", f.name), row("Kind", f.kind), f.stdioRows, f.remoteRows,
-		row("Description", f.description), row("Restart", f.restart),
-		row("", container.NewHBox(f.autostart, f.disabled)))...)
-	f.content = container.NewVBox(f.form, f.problems)
+		row("Name", "name", f.name), row("Kind", "", f.kind), f.stdioRows, f.remoteRows,
+		row("Description", "", f.description), row("Restart", "restart", f.restart),
+		row("", "", container.NewHBox(f.autostart, f.disabled)))...)
+	f.content = container.NewVBox(f.note, f.form, f.testResult)
 
 	f.load(s)
-	for _, e := range []*widget.Entry{f.name, f.description, f.command, f.args, f.env, f.cwd, f.url, f.headers} {
-		e.OnChanged = func(string) { f.validate() }
+	for key, e := range map[string]*formEntry{"name": f.name, "description": f.description, "command": f.command, "args": f.args,
+		"env": f.env, "cwd": f.cwd, "url": f.url, "headers": f.headers} {
+		e.OnChanged = func(string) { f.touch(key) }
 	}
-	f.transport.OnChanged = func(string) { f.validate() }
-	f.restart.OnChanged = func(string) { f.validate() }
+	f.transport.OnChanged = func(string) { f.touch("transport") }
+	f.restart.OnChanged = func(string) { f.touch("restart") }
 	return f
+}
+
+// touch marks a field as edited and validates.
+func (f *serverForm) touch(key string) {
+	if !f.loading {
+		f.touched[key] = true
+	}
+	f.validate()
 }
 
 func showRows(objs []fyne.CanvasObject, show bool) {
@@ -128,6 +202,8 @@ func showRows(objs []fyne.CanvasObject, show bool) {
 
 // load fills the form from a server (nil: a new stdio server).
 func (f *serverForm) load(s *registry.Server) {
+	f.loading = true
+	defer func() { f.loading = false; f.validate() }()
 	if s == nil {
 		s = &registry.Server{Autostart: true}
 	}
@@ -147,11 +223,33 @@ func (f *serverForm) load(s *registry.Server) {
 	f.autostart.SetChecked(s.Autostart)
 	f.restart.SetSelected(string(s.RestartPolicy()))
 	f.disabled.SetChecked(s.Disabled)
-	if s.IsRemote() {
+	f.dropped = [2]string{}
+	if s.Command != "" && s.URL != "" {
+		// The file has both: say so, keep the command (what runs today if
+		// anything does), and name what saving drops.
+		f.dropped = [2]string{s.Command, s.URL}
+	}
+	if s.IsRemote() && s.Command == "" {
 		f.kind.SetSelected(kindRemote)
 	} else {
 		f.kind.SetSelected(kindStdio)
 	}
+	f.setNote()
+}
+
+// setNote says what saving drops of an entry that had both a command and a
+// url.
+func (f *serverForm) setNote() {
+	if f.dropped[0] == "" {
+		f.note.Hide()
+		return
+	}
+	keep, drop := "the command "+f.dropped[0], "its url "+f.dropped[1]
+	if f.kind.Selected == kindRemote {
+		keep, drop = "the url "+f.dropped[1], "its command "+f.dropped[0]
+	}
+	f.note.SetText("This entry has both a command and a url, and a server can have only one. Saving keeps " + keep + " and drops " + drop + "; pick the other kind to keep that instead.")
+	f.note.Show()
 }
 
 func joinPairs(m map[string]string, sep string) string {
@@ -162,10 +260,10 @@ func joinPairs(m map[string]string, sep string) string {
 	return strings.Join(lines, "\n")
 }
 
-// server builds the entry from the form; problems are lines that could not
-// be read.
-func (f *serverForm) server() (*registry.Server, []string) {
-	var problems []string
+// server builds the entry from the form; problems are the lines that could
+// not be read, by field key.
+func (f *serverForm) server() (*registry.Server, map[string][]string) {
+	problems := map[string][]string{}
 	s := &registry.Server{
 		Name:        strings.TrimSpace(f.name.Text),
 		Description: strings.TrimSpace(f.description.Text),
@@ -175,7 +273,7 @@ func (f *serverForm) server() (*registry.Server, []string) {
 	if f.restart.Selected != string(registry.RestartOnFailure) {
 		s.Restart = registry.RestartPolicy(f.restart.Selected)
 	}
-	pairs := func(field, text, sep string) map[string]string {
+	pairs := func(key, text, sep string) map[string]string {
 		m := map[string]string{}
 		for i, line := range strings.Split(text, "\n") {
 			line = strings.TrimRight(line, "\r")
@@ -185,7 +283,7 @@ func (f *serverForm) server() (*registry.Server, []string) {
 			k, v, ok := strings.Cut(line, strings.TrimSpace(sep))
 			k = strings.TrimSpace(k)
 			if !ok || k == "" {
-				problems = append(problems, fmt.Sprintf("%s line %d: write %s", field, i+1, map[string]string{"=": "KEY=VALUE", ": ": "Name: value"}[sep]))
+				problems[key] = append(problems[key], fmt.Sprintf("Line %d: write %s.", i+1, map[string]string{"=": "KEY=VALUE", ": ": "Name: value"}[sep]))
 				continue
 			}
 			if sep == ": " {
@@ -203,7 +301,7 @@ func (f *serverForm) server() (*registry.Server, []string) {
 		if f.transport.Selected == transportChoices[1] {
 			s.TransportName = registry.TransportSSE
 		}
-		s.Headers = pairs("Headers", f.headers.Text, ": ")
+		s.Headers = pairs("headers", f.headers.Text, ": ")
 	} else {
 		s.Command = strings.TrimSpace(f.command.Text)
 		for _, a := range strings.Split(f.args.Text, "\n") {
@@ -211,47 +309,117 @@ func (f *serverForm) server() (*registry.Server, []string) {
 				s.Args = append(s.Args, a)
 			}
 		}
-		s.Env = pairs("Environment", f.env.Text, "=")
+		s.Env = pairs("env", f.env.Text, "=")
 		s.Cwd = strings.TrimSpace(f.cwd.Text)
 	}
 	return s, problems
 }
 
 // validate checks the entry with the registry's own rules
-// ([registry.Server.Validate]), shows the problems and reports the outcome.
+// ([registry.Server.Validate]), shows each problem under its field (once
+// touched) and reports the outcome.
 func (f *serverForm) validate() bool {
+	if f.errs == nil || f.kind == nil {
+		return false // still being built
+	}
 	s, problems := f.server()
+	add := func(key, msg string) { problems[key] = append(problems[key], msg) }
 	switch {
 	case s.Name == "":
-		problems = append(problems, "Name: required")
+		add("name", "Give the server a short name, e.g. filesystem.")
 	case slices.Contains(f.taken, s.Name):
-		problems = append(problems, fmt.Sprintf("Name: a server called %q already exists", s.Name))
-	case f.kind.Selected == kindStdio && s.Command == "":
-		problems = append(problems, "Command: required for a local server")
-	case f.kind.Selected == kindRemote && s.URL == "":
-		problems = append(problems, "URL: required for a remote server")
-	default:
-		problems = append(problems, registryProblems(s)...)
+		add("name", fmt.Sprintf("A server called %q already exists.", s.Name))
+	case !registry.ValidName(s.Name):
+		add("name", "Use up to 64 letters, digits, - or _ (no spaces).")
 	}
-	f.problems.SetText(strings.Join(problems, "\n"))
+	switch {
+	case f.kind.Selected == kindStdio && s.Command == "":
+		add("command", "Say which program to run, e.g. npx.")
+	case f.kind.Selected == kindRemote && s.URL == "":
+		add("url", "Give the server's address, e.g. https://example.com/mcp.")
+	case len(problems) == 0:
+		var se *registry.ServerError
+		if err := s.Validate(); errors.As(err, &se) {
+			add(formKey(se.Field), sentence(se.Message))
+		} else if err != nil {
+			add("name", sentence(err.Error()))
+		}
+	}
+	hints := secretHints(s)
 	ok := len(problems) == 0
+	for key, l := range f.errs {
+		text := ""
+		if f.showAll || f.touched[key] {
+			text = strings.Join(problems[key], "\n")
+		}
+		showText(l, text)
+		showText(f.hints[key], strings.Join(hints[key], "\n"))
+	}
+	f.setNote()
+	f.form.Refresh()
 	if f.onValid != nil {
 		f.onValid(ok)
 	}
 	return ok
 }
 
-// registryProblems are the errors (and literal-secret hints) the config
-// loader would report for s: the registry's one validation.
-func registryProblems(s *registry.Server) []string {
+// problemText is every problem shown, for tests and messages.
+func (f *serverForm) problemText() string {
 	var out []string
-	if err := s.Validate(); err != nil {
-		out = append(out, err.Error())
+	for _, key := range []string{"name", "command", "args", "env", "cwd", "url", "transport", "headers", "restart"} {
+		if l := f.errs[key]; l.Visible() {
+			out = append(out, l.Text)
+		}
+		if l := f.hints[key]; l.Visible() {
+			out = append(out, l.Text)
+		}
 	}
-	for _, m := range []map[string]string{s.Env, s.Headers} {
+	return strings.Join(out, "\n")
+}
+
+func showText(l *widget.Label, text string) {
+	if l.Text != text {
+		l.SetText(text)
+	}
+	if text == "" {
+		l.Hide()
+	} else {
+		l.Show()
+	}
+}
+
+// formKey is the form field of a registry field ("env.TOKEN" → "env").
+func formKey(field string) string {
+	k, _, _ := strings.Cut(field, ".")
+	switch k {
+	case "":
+		return "name"
+	case "cwd", "args", "command", "url", "transport", "restart", "env", "headers":
+		return k
+	}
+	return "name"
+}
+
+// sentence starts a message with a capital and ends it with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.ContainsAny(s[len(s)-1:], ".!?…") {
+		s += "."
+	}
+	return s
+}
+
+// secretHints are the literal-secret hints for env and headers.
+func secretHints(s *registry.Server) map[string][]string {
+	out := map[string][]string{}
+	for key, m := range map[string]map[string]string{"env": s.Env, "headers": s.Headers} {
 		for _, k := range sortedKeys(m) {
 			if v := m[k]; v != "" && app.MaskSecret(v) != v && looksSecret(k) {
-				out = append(out, fmt.Sprintf("%s holds a literal secret; consider ${env:VAR} so it stays out of servers.toml", k))
+				out[key] = append(out[key], fmt.Sprintf("%s holds a literal secret: write ${env:VAR} so it stays out of servers.toml.", k))
 			}
 		}
 	}
@@ -305,8 +473,10 @@ func (c *controller) editServer(name string, duplicate bool) {
 		title = "Edit " + name
 	}
 	var d *dialog.CustomDialog
-	save := widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), func() {
+	save := func() {
 		if !form.validate() {
+			form.showAll = true // say what is missing, field by field
+			form.validate()
 			return
 		}
 		s, _ := form.server()
@@ -320,21 +490,109 @@ func (c *controller) editServer(name string, duplicate bool) {
 		}
 		d.Hide()
 		c.main.selectServer(s.Name)
-	})
-	save.Importance = widget.HighImportance
-	form.onValid = func(ok bool) {
-		if ok {
-			save.Enable()
-		} else {
-			save.Disable()
-		}
 	}
-	form.validate()
+	saveBtn := widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), save)
+	saveBtn.Importance = widget.HighImportance
+	testBtn := widget.NewButtonWithIcon("Test", theme.MediaPlayIcon(), nil)
+	testBtn.OnTapped = func() { c.testForm(form, testBtn) }
+	paste := widget.NewButtonWithIcon("Paste entry", theme.ContentPasteIcon(), func() {
+		form.paste(c.app.Clipboard().Content())
+	})
 	cancel := widget.NewButton("Cancel", func() { d.Hide() })
+	form.onSubmit = save
+	form.onCancel = func() { d.Hide() }
 	d = dialog.NewCustomWithoutButtons(title, container.NewVScroll(form.content), c.win)
-	d.SetButtons([]fyne.CanvasObject{cancel, save})
+	d.SetButtons([]fyne.CanvasObject{cancel, paste, testBtn, saveBtn})
+	// Escape and Enter work with no field focused too.
+	cv := c.win.Canvas()
+	prevKey := cv.OnTypedKey()
+	cv.SetOnTypedKey(func(k *fyne.KeyEvent) {
+		switch k.Name {
+		case fyne.KeyEscape:
+			d.Hide()
+		case fyne.KeyReturn, fyne.KeyEnter:
+			save()
+		}
+	})
+	d.SetOnClosed(func() { cv.SetOnTypedKey(prevKey) })
 	d.Resize(fyne.NewSize(640, 620))
 	d.Show()
+	c.form = form
+}
+
+// testForm checks what the form holds, once, before it is saved, and says
+// how it went under the form.
+func (c *controller) testForm(f *serverForm, btn *widget.Button) {
+	if !f.validate() {
+		f.showAll = true
+		f.validate()
+		return
+	}
+	s, _ := f.server()
+	cfg, _ := registry.Load(c.cfgPath) // its settings; defaults if it does not load
+	btn.Disable()
+	showText(f.testResult, "Testing "+s.Name+"…")
+	f.testResult.Importance = widget.MediumImportance
+	go func() {
+		st := c.checkServer(s, cfg)
+		fyne.Do(func() {
+			btn.Enable()
+			text, good := testWords(&st)
+			f.testResult.Importance = widget.SuccessImportance
+			if !good {
+				f.testResult.Importance = widget.DangerImportance
+			}
+			showText(f.testResult, text)
+			f.testResult.Refresh()
+			if c.afterTest != nil {
+				c.afterTest()
+			}
+		})
+	}()
+}
+
+// testWords says how a one-off check went: what answered, or why not.
+func testWords(st *supervisor.ServerState) (string, bool) {
+	if st.State == supervisor.StateReady {
+		text := "Works: " + app.StateDetail(st)
+		if r := st.Report; r != nil && r.ServerInfo.Name != "" {
+			text = "Works: " + r.ServerInfo.Name + " " + r.ServerInfo.Version + ", " + app.StateDetail(st)
+		}
+		return text + ".", true
+	}
+	text := "Does not work: " + app.StateDetail(st) + "."
+	if d := st.Diagnosis; d != nil {
+		text = "Does not work: " + d.Message
+		if d.Fix != "" {
+			text += "\nSuggested fix: " + d.Fix
+		}
+	}
+	if len(st.StderrTail) > 0 {
+		text += "\nLast stderr line: " + st.StderrTail[len(st.StderrTail)-1].Text
+	}
+	return text, false
+}
+
+// paste fills the form from a client's JSON entry.
+func (f *serverForm) paste(text string) {
+	s, warnings, err := parsePasted(text)
+	if err != nil {
+		f.testResult.Importance = widget.DangerImportance
+		showText(f.testResult, "Nothing pasted: "+sentence(err.Error()))
+		return
+	}
+	if s.Name == pastedName {
+		if n := strings.TrimSpace(f.name.Text); n != "" {
+			s.Name = n
+		}
+	}
+	f.load(s)
+	for key := range f.errs {
+		f.touched[key] = true
+	}
+	f.validate()
+	f.testResult.Importance = widget.MediumImportance
+	showText(f.testResult, strings.TrimSpace("Filled from the pasted entry. "+strings.Join(warnings, " ")))
 }
 
 func uniqueName(cfg *registry.Config, base string) string {
@@ -392,22 +650,37 @@ func (c *controller) updateConfig(change func(cfg *registry.Config) error) error
 }
 
 // removeServer asks, then removes a server from the config and stops it.
-func (c *controller) removeServer(name string) {
+func (c *controller) removeServer(name string) { c.removeServers([]string{name}) }
+
+// removeServers asks, then removes servers from the config and stops them.
+func (c *controller) removeServers(names []string) {
+	if len(names) == 0 {
+		return
+	}
 	c.openMain()
-	dialog.ShowConfirm("Remove "+name+"?",
-		fmt.Sprintf("This stops %s and removes it from %s (the previous file is kept as servers.toml.bak).", name, c.cfgPath),
+	title, what := "Remove "+names[0]+"?", names[0]
+	if len(names) > 1 {
+		title = fmt.Sprintf("Remove %d servers?", len(names))
+		what = strings.Join(names, ", ")
+	}
+	d := dialog.NewConfirm(title,
+		fmt.Sprintf("This stops %s and removes it from %s.\nThe file as it was is kept as %s.", what, c.cfgPath, filepath.Base(c.cfgPath)+".bak"),
 		func(ok bool) {
 			if !ok {
 				return
 			}
 			err := c.updateConfig(func(cfg *registry.Config) error {
-				cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s *registry.Server) bool { return s.Name == name })
+				cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s *registry.Server) bool { return slices.Contains(names, s.Name) })
 				return nil
 			})
 			if err != nil {
 				c.showError(err)
 			}
 		}, c.win)
+	d.SetConfirmText("Remove")
+	d.SetDismissText("Cancel")
+	d.SetConfirmImportance(widget.DangerImportance)
+	d.Show()
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -222,7 +222,7 @@ func TestWarningsShow(t *testing.T) {
 		t.Errorf("dot %v, want amber", got)
 	}
 	menu := buildTrayMenu(snap, "", trayActions{})
-	if l := menu.Items[0].Label; !strings.Contains(l, "warning: stdout-noise") {
+	if l := menu.Items[2].Label; !strings.Contains(l, "warning: stdout-noise") { // after the summary line
 		t.Errorf("tray line %q does not name the warning", l)
 	}
 	c := newTestController(t, newFakeEngine(snap), "")
@@ -281,15 +281,19 @@ func TestTrayMenu(t *testing.T) {
 		labels = append(labels, it.Label)
 	}
 	want := []string{
-		"demo: ready, 3 tools, probe 3.0 ms",
+		"1 ready · 2 failing · 1 retrying · 1 stopped", "",
 		"github: crash-looping, exit 1, 5 restarts",
 		"missing: failed, command-not-found",
 		"flaky: backoff, SIGKILL",
+		"demo: ready, 3 tools, probe 3.0 ms",
 		"idle: stopped",
 		"", "Open mcptray", "Check all now", "Reload config", "", "Quit",
 	}
 	if !slices.Equal(labels, want) {
 		t.Errorf("labels:\n%q\nwant\n%q", labels, want)
+	}
+	if !menu.Items[0].Disabled {
+		t.Error("the summary line is a menu item that does something")
 	}
 	sub := func(i int) []string {
 		var out []string
@@ -298,24 +302,32 @@ func TestTrayMenu(t *testing.T) {
 		}
 		return out
 	}
-	if s := sub(0); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
+	if s := sub(5); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
 		t.Errorf("ready submenu: %q", s)
 	}
-	if s := sub(4); s[1] != "Start" {
-		t.Errorf("stopped submenu: %q", s)
+	// A server that is not running offers Start, not Restart as well.
+	for _, i := range []int{2, 3, 6} {
+		if s := sub(i); s[0] != "Start" || slices.Contains(s, "Restart") {
+			t.Errorf("%s submenu: %q", menu.Items[i].Label, s)
+		}
 	}
-	menu.Items[0].ChildMenu.Items[0].Action()
-	menu.Items[4].ChildMenu.Items[1].Action()
-	menu.Items[0].ChildMenu.Items[1].Action()
-	menu.Items[1].ChildMenu.Items[3].Action()
-	menu.Items[0].ChildMenu.Items[4].ChildMenu.Items[0].Action()
-	menu.Items[6].Action()
-	menu.Items[7].Action()
+	menu.Items[5].ChildMenu.Items[0].Action()
+	menu.Items[6].ChildMenu.Items[0].Action()
+	menu.Items[5].ChildMenu.Items[1].Action()
+	menu.Items[2].ChildMenu.Items[2].Action()
+	menu.Items[5].ChildMenu.Items[4].ChildMenu.Items[0].Action()
 	menu.Items[8].Action()
+	menu.Items[9].Action()
 	menu.Items[10].Action()
+	menu.Items[12].Action()
 	wantCalls := []string{"restart demo", "startStop idle true", "startStop demo false", "log github", "copy demo cursor", "open", "check", "reload", "quit"}
 	if !slices.Equal(got, wantCalls) {
 		t.Errorf("calls %q\nwant %q", got, wantCalls)
+	}
+
+	tip := trayTooltip(sampleSnapshot(), "")
+	if tip != "mcptray: 1 ready · 2 failing · 1 retrying · 1 stopped\ngithub: crash-looping, exit 1, 5 restarts\nmissing: failed, command-not-found\nflaky: backoff, SIGKILL" {
+		t.Errorf("tooltip %q", tip)
 	}
 }
 
@@ -334,9 +346,11 @@ func TestMainWindowShowsEveryState(t *testing.T) {
 	c := newTestController(t, eng, "")
 	c.apply(eng.Snapshot())
 	m := c.main
-	if m.selected != "demo" {
+	// Problems first: the failing server is at the top, and selected.
+	if m.selected != "github" {
 		t.Fatalf("first server not selected: %q", m.selected)
 	}
+	m.selectServer("demo")
 	test.AssertRendersToMarkup(t, "main_ready.xml", c.win.Canvas())
 	if got := m.fields["Server"].Text; got != "mcptray-demo 1.0.0 (mcptray demo)" {
 		t.Errorf("server field = %q", got)
@@ -368,9 +382,12 @@ func TestMainWindowShowsEveryState(t *testing.T) {
 
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "start github")
-	test.Tap(m.restart)
-	eng.waitCommand(t, "restart github")
+	if m.restart.Visible() {
+		t.Error("a server that is not running offers Restart beside Start")
+	}
 	m.selectServer("demo")
+	test.Tap(m.restart)
+	eng.waitCommand(t, "restart demo")
 	test.Tap(m.startStop)
 	eng.waitCommand(t, "stop demo")
 }
@@ -426,29 +443,34 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 	w.Resize(fyne.NewSize(640, 620))
 	valid := true
 	f.onValid = func(ok bool) { valid = ok }
+	// A new form is not wrong yet: nothing was touched.
+	if got := f.problemText(); got != "" {
+		t.Errorf("a new form shows %q", got)
+	}
+	test.AssertRendersToMarkup(t, "form_new.xml", w.Canvas())
 
 	test.Type(f.name, "demo")
-	if valid || !strings.Contains(f.problems.Text, `a server called "demo" already exists`) {
-		t.Errorf("duplicate name: valid=%v %q", valid, f.problems.Text)
+	if valid || f.errs["name"].Text != `A server called "demo" already exists.` || f.errs["command"].Visible() {
+		t.Errorf("duplicate name: valid=%v %q", valid, f.problemText())
 	}
 	f.name.SetText("bad name!")
 	test.Type(f.command, "npx")
-	if valid || !strings.Contains(f.problems.Text, "name must be 1-64 letters") {
-		t.Errorf("bad name: %q", f.problems.Text)
+	if valid || f.errs["name"].Text != "Use up to 64 letters, digits, - or _ (no spaces)." {
+		t.Errorf("bad name: %q", f.problemText())
 	}
 	f.name.SetText("fs")
 	f.env.SetText("NOEQUALS")
-	if valid || !strings.Contains(f.problems.Text, "Environment line 1: write KEY=VALUE") {
-		t.Errorf("bad env: %q", f.problems.Text)
+	if valid || f.errs["env"].Text != "Line 1: write KEY=VALUE." {
+		t.Errorf("bad env: %q", f.problemText())
 	}
 	f.env.SetText("API_TOKEN=abc123")
-	if !strings.Contains(f.problems.Text, "literal secret") {
-		t.Errorf("no literal-secret hint: %q", f.problems.Text)
+	if !valid || !strings.Contains(f.hints["env"].Text, "literal secret") {
+		t.Errorf("no literal-secret hint, or it blocks saving: %v %q", valid, f.problemText())
 	}
 	f.env.SetText("API_TOKEN=${env:API_TOKEN}")
 	f.args.SetText("-y\n@modelcontextprotocol/server-filesystem\n~/docs")
-	if !valid || f.problems.Text != "" {
-		t.Errorf("valid stdio form: %v %q", valid, f.problems.Text)
+	if !valid || f.problemText() != "" {
+		t.Errorf("valid stdio form: %v %q", valid, f.problemText())
 	}
 	s, _ := f.server()
 	if s.Command != "npx" || len(s.Args) != 3 || s.Env["API_TOKEN"] != "${env:API_TOKEN}" || !s.Autostart {
@@ -456,21 +478,112 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 	}
 
 	f.kind.SetSelected(kindRemote)
+	// The URL is required, but not said before it is touched...
+	if valid || f.errs["url"].Visible() {
+		t.Errorf("untouched url: valid=%v %q", valid, f.problemText())
+	}
+	// ...or before Save is pressed.
+	f.showAll = true
+	f.validate()
+	if f.errs["url"].Text != "Give the server's address, e.g. https://example.com/mcp." {
+		t.Errorf("after Save: %q", f.problemText())
+	}
+	f.showAll = false
 	test.Type(f.url, "ftp://x")
-	if valid || !strings.Contains(f.problems.Text, "must start with http:// or https://") {
-		t.Errorf("bad url: %q", f.problems.Text)
+	if valid || !strings.Contains(f.errs["url"].Text, "Must start with http:// or https://") {
+		t.Errorf("bad url: %q", f.problemText())
 	}
 	f.url.SetText("https://example.com/mcp")
 	f.headers.SetText("Authorization: Bearer ${env:TOKEN}")
 	f.transport.SetSelected(transportChoices[1])
 	if !valid {
-		t.Errorf("valid remote form: %q", f.problems.Text)
+		t.Errorf("valid remote form: %q", f.problemText())
 	}
 	s, _ = f.server()
 	if s.URL != "https://example.com/mcp" || s.TransportName != registry.TransportSSE || s.Headers["Authorization"] != "Bearer ${env:TOKEN}" || s.Command != "" {
 		t.Errorf("remote server = %+v", s)
 	}
 	test.AssertRendersToMarkup(t, "form_remote.xml", w.Canvas())
+}
+
+// An entry with both a command and a url says so, and what saving drops.
+func TestServerFormWithCommandAndURL(t *testing.T) {
+	test.NewTempApp(t)
+	f := newServerForm(&registry.Server{Name: "both", Command: "npx", URL: "https://example.com/mcp"}, nil)
+	if !f.note.Visible() || !strings.Contains(f.note.Text, "drops its url https://example.com/mcp") || f.kind.Selected != kindStdio {
+		t.Errorf("note %v %q, kind %q", f.note.Visible(), f.note.Text, f.kind.Selected)
+	}
+	f.kind.SetSelected(kindRemote)
+	if !strings.Contains(f.note.Text, "drops its command npx") {
+		t.Errorf("note after switching: %q", f.note.Text)
+	}
+	s, _ := f.server()
+	if s.URL != "https://example.com/mcp" || s.Command != "" {
+		t.Errorf("server %+v", s)
+	}
+}
+
+// A client's JSON entry pasted fills the form, through the importers.
+func TestServerFormPaste(t *testing.T) {
+	test.NewTempApp(t)
+	for _, tt := range []struct{ name, text, want string }{
+		{"entry", `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}`, "npx|2|github|${env:GITHUB_TOKEN}"},
+		{"named", `"gh": {"command": "npx", "args": ["x"]},`, "npx|1|gh|"},
+		{"file", `{"mcpServers": {"remote": {"url": "https://example.com/mcp"}, "two": {"command": "y"}}}`, "https://example.com/mcp|0|remote|"},
+		{"remote entry", `{"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}}`, "https://example.com/mcp|0|github|"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newServerForm(nil, nil)
+			f.name.SetText("github")
+			f.paste(tt.text)
+			s, _ := f.server()
+			target := s.Command
+			if s.URL != "" {
+				target = s.URL
+			}
+			got := fmt.Sprintf("%s|%d|%s|%s", target, len(s.Args), s.Name, s.Env["GITHUB_TOKEN"])
+			if got != tt.want {
+				t.Errorf("got %s, want %s (%q)", got, tt.want, f.testResult.Text)
+			}
+		})
+	}
+	f := newServerForm(nil, nil)
+	f.paste("hello")
+	if !strings.HasPrefix(f.testResult.Text, "Nothing pasted: ") {
+		t.Errorf("bad paste: %q", f.testResult.Text)
+	}
+}
+
+// Test runs what the form holds through the engine's check, before saving.
+func TestServerFormTest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, nil, 0o600)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
+	var checked *registry.Server
+	c.checkServer = func(s *registry.Server, _ *registry.Config) supervisor.ServerState {
+		checked = s
+		st := sampleSnapshot().Servers[2] // failed: command not found
+		return st
+	}
+	c.editServer("", false)
+	f := c.form
+	test.Type(f.name, "x")
+	test.Type(f.command, "nosuchcmd")
+	done := make(chan struct{})
+	c.afterTest = func() { close(done) }
+	tapOverlayButton(t, c.win, "Test")
+	<-done
+	if checked == nil || checked.Command != "nosuchcmd" {
+		t.Fatalf("checked %+v", checked)
+	}
+	if !strings.Contains(f.testResult.Text, "Does not work: nosuchcmd was not found on PATH.") {
+		t.Errorf("result %q", f.testResult.Text)
+	}
+	// Escape closes the form.
+	f.name.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	if c.win.Canvas().Overlays().Top() != nil {
+		t.Error("Escape did not close the form")
+	}
 }
 
 func TestEditSaveAndRemoveLeaveApplyingToTheEngine(t *testing.T) {
@@ -594,6 +707,34 @@ func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 	}
 }
 
+// manySnapshot is n servers in config order, every tenth failing (the third
+// of them crash-looping), one stopped; the rest ready.
+func manySnapshot(n int) supervisor.Snapshot {
+	base := sampleSnapshot()
+	var snap supervisor.Snapshot
+	snap.Time = t0
+	for i := range n {
+		var s supervisor.ServerState
+		switch {
+		case i%10 == 4:
+			s = base.Servers[2] // failed
+		case i%10 == 7 && i > 20:
+			s = base.Servers[1] // crash-looping
+		case i == n-2:
+			s = base.Servers[4] // stopped
+		default:
+			s = base.Servers[0] // ready
+		}
+		s.Name = fmt.Sprintf("server-%02d", i+1)
+		srv := *s.Server
+		srv.Name = s.Name
+		s.Server = &srv
+		snap.Servers = append(snap.Servers, s)
+	}
+	return snap
+
+}
+
 // TestNotificationsFromARealEngine: a real supervisor whose server crashes
 // again and again; the app's notifications follow the engine's
 // transitions: one crash, one recovery, never a second "recovered".
@@ -654,6 +795,7 @@ func TestServerTextShownVisibly(t *testing.T) {
 	snap.Servers[0].Report = &rep
 	c := newTestController(t, newFakeEngine(snap), "")
 	c.apply(snap)
+	c.main.selectServer("demo")
 	if got := c.main.fields["Server"].Text; !strings.HasPrefix(got, `evil\x1b]52;c;ZXZpbA==\x07 `) {
 		t.Errorf("server field %q", got)
 	}

@@ -2,6 +2,7 @@ package gui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -41,8 +42,13 @@ type logView struct {
 	search   *widget.Entry
 	status   *widget.Label
 	followCh *widget.Check
-	pauseBtn *widget.Button
-	content  fyne.CanvasObject
+	// scrolledAway: following stopped because the person scrolled up; it
+	// resumes when they scroll back to the bottom.
+	scrolledAway bool
+	tall         map[int]bool  // display rows given more than one line's height
+	asked        dialog.Dialog // the last Save question (tests)
+	pauseBtn     *widget.Button
+	content      fyne.CanvasObject
 }
 
 func newLogView(eng control.Engine, window func() fyne.Window) *logView {
@@ -52,13 +58,13 @@ func newLogView(eng control.Engine, window func() fyne.Window) *logView {
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
 			l.TextStyle = fyne.TextStyle{Monospace: true}
-			l.Truncation = fyne.TextTruncateEllipsis
+			l.Wrapping = fyne.TextWrapBreak // long lines wrap (setHeights sizes their rows)
 			return l
 		},
 		func(id widget.ListItemID, o fyne.CanvasObject) {
 			if id < len(v.shown) {
 				ln := v.lines[v.shown[id]]
-				o.(*widget.Label).SetText(ln.Time.Format("15:04:05.000") + "  " + app.VisibleLine(ln.Text))
+				o.(*widget.Label).SetText(logLine(ln))
 			}
 		})
 	v.list.OnSelected = func(id widget.ListItemID) {
@@ -66,12 +72,13 @@ func newLogView(eng control.Engine, window func() fyne.Window) *logView {
 		v.followCh.SetChecked(false)
 	}
 	v.search = widget.NewEntry()
-	v.search.SetPlaceHolder("Search the log")
+	v.search.SetPlaceHolder("Filter the log: only lines holding this")
 	v.search.OnChanged = func(s string) { v.filter = strings.ToLower(s); v.refilter() }
 	v.followCh = widget.NewCheck("Follow", nil)
 	v.followCh.Checked = true
 	v.followCh.OnChanged = func(b bool) {
 		v.follow = b
+		v.scrolledAway = false
 		if b {
 			v.scrollToEnd()
 		}
@@ -112,6 +119,9 @@ func (v *logView) SetServer(name string) {
 	if changed {
 		v.lines, v.shown = nil, nil
 		v.list.UnselectAll()
+		// Each server starts unfiltered and following.
+		v.search.SetText("")
+		v.followCh.SetChecked(true)
 		v.list.Refresh()
 		v.status.SetText("")
 	}
@@ -169,11 +179,16 @@ func (v *logView) refilter() {
 			v.shown = append(v.shown, i)
 		}
 	}
+	v.setHeights()
 	v.list.Refresh()
 	if v.follow {
 		v.scrollToEnd()
 	}
-	v.status.SetText(app.Plural(len(v.shown), "line"))
+	if v.filter != "" {
+		v.status.SetText(fmt.Sprintf("%d of %s hold %q", len(v.shown), app.Plural(len(v.lines), "line"), v.search.Text))
+	} else {
+		v.status.SetText(app.Plural(len(v.shown), "line"))
+	}
 }
 
 func (v *logView) scrollToEnd() {
@@ -183,21 +198,52 @@ func (v *logView) scrollToEnd() {
 }
 
 // text is the shown lines, as a person would paste them.
-func (v *logView) text() string {
+func (v *logView) text() string { return v.textOf(v.shown) }
+
+// allText is every line kept, filtered or not.
+func (v *logView) allText() string {
+	all := make([]int, len(v.lines))
+	for i := range all {
+		all[i] = i
+	}
+	return v.textOf(all)
+}
+
+func (v *logView) textOf(idx []int) string {
 	var b strings.Builder
-	for _, i := range v.shown {
+	for _, i := range idx {
 		l := v.lines[i]
 		b.WriteString(l.Time.Format("2006-01-02T15:04:05.000Z07:00") + " " + l.Text + "\n")
 	}
 	return b.String()
 }
 
+// save writes the log to a file; with a filter on, it asks first whether
+// all lines or the filtered ones.
 func (v *logView) save() {
 	w := v.window()
 	if w == nil {
 		return
 	}
-	data := v.text()
+	if v.filter == "" || len(v.shown) == len(v.lines) {
+		v.saveText(v.allText(), "")
+		return
+	}
+	d := dialog.NewCustomConfirm("Save the log", fmt.Sprintf("All %d lines", len(v.lines)), fmt.Sprintf("The %d filtered lines", len(v.shown)),
+		widget.NewLabel(fmt.Sprintf("The filter %q shows %d of %d lines. Which should the file hold?", v.search.Text, len(v.shown), len(v.lines))),
+		func(all bool) {
+			if all {
+				v.saveText(v.allText(), "")
+			} else {
+				v.saveText(v.text(), "-filtered")
+			}
+		}, w)
+	v.asked = d
+	d.Show()
+}
+
+func (v *logView) saveText(data, suffix string) {
+	w := v.window()
 	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
 		if err != nil || wc == nil {
 			return
@@ -210,7 +256,7 @@ func (v *logView) save() {
 		v.status.SetText("saved to " + wc.URI().Path())
 	}, w)
 	v.mu.Lock()
-	d.SetFileName(v.server + ".log")
+	d.SetFileName(v.server + suffix + ".log")
 	v.mu.Unlock()
 	d.Show()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/assets"
+	"mcptray/registry"
 )
 
 // AppID is the desktop app's identifier (FyneApp.toml, preferences folder).
@@ -56,7 +58,14 @@ func Main(args []string, env *app.Env) int {
 // every server the engine started.
 func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	cfg, err := app.LoadConfig(env, cfgFlag, false)
-	if err != nil {
+	var broken *registry.SyntaxError
+	if errors.As(err, &broken) {
+		// Open anyway, with no servers and the window's banner saying
+		// where the file breaks: the fix is made in the file, not here.
+		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
+		cfg = &registry.Config{Path: broken.File}
+		hide = false
+	} else if err != nil {
 		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
 		return 2
 	}
@@ -65,7 +74,20 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
 		return 1
 	}
+	// The app lives in the tray all day: collect its garbage sooner (the
+	// heap it keeps is about 30 MB with 20 servers; by default it grows to
+	// twice that between collections). The collector's CPU stays near 0 %.
+	debug.SetGCPercent(50)
 	a := fyneapp.NewWithID(AppID)
+	// The tray's title (and notifications' sender) is the app's name; a
+	// build that is not packaged has none, and Fyne would show the ID.
+	if md := a.Metadata(); md.Name == "" {
+		md.Name = "mcptray"
+		if md.ID == "" {
+			md.ID = AppID
+		}
+		fyneapp.SetMetadata(md)
+	}
 	a.SetIcon(assets.AppIcon)
 	// The app edits the file its engine runs (a daemon's may differ).
 	cfgPath := eng.Status().ConfigPath
@@ -73,6 +95,11 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		cfgPath = cfg.Path
 	}
 	c := newController(a, eng, cfgPath, env)
+	if broken != nil {
+		// Have the engine read the file: it reports where it breaks, and
+		// the window's banner shows it.
+		_, _ = eng.Reload(ctx)
+	}
 
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

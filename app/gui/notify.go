@@ -108,7 +108,7 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 			n.sent = n.sent[1:]
 		}
 		n.sentMu.Unlock()
-		n.app.SendNotification(fyne.NewNotification(ev.title, ev.body))
+		n.app.SendNotification(fyne.NewNotification(ev.title, sentence(ev.body)))
 	}
 }
 

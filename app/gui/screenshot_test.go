@@ -66,3 +66,17 @@ type darkTheme struct{ fyne.Theme }
 func (d darkTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
 	return d.Theme.Color(n, theme.VariantDark)
 }
+
+// TestScreenshotMainWindow renders the window with thirty servers, three of
+// them failing, as the software painter draws it (main-30.png).
+func TestScreenshotMainWindow(t *testing.T) {
+	dir := os.Getenv("MCPTRAY_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set MCPTRAY_SCREENSHOTS to a folder to write the README's pictures")
+	}
+	eng := newFakeEngine(manySnapshot(30))
+	c := newTestController(t, eng, "")
+	c.app.Settings().SetTheme(darkTheme{theme.DefaultTheme()})
+	c.apply(eng.Snapshot())
+	writePNG(t, filepath.Join(dir, "main-30.png"), c.win.Canvas().Capture())
+}

@@ -4,9 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"mcptray/app"
@@ -45,11 +47,20 @@ func TestSignInFromTheApp(t *testing.T) {
 	eng := newFakeEngine(snap)
 
 	menu := buildTrayMenu(snap, "", trayActions{signIn: func(string) {}})
-	prot := menu.Items[len(snap.Servers)-1]
+	item := func(prefix string) *fyne.MenuItem {
+		for _, it := range menu.Items {
+			if strings.HasPrefix(it.Label, prefix) {
+				return it
+			}
+		}
+		t.Fatalf("no %q in the tray menu", prefix)
+		return nil
+	}
+	prot := item("prot: ")
 	if first := prot.ChildMenu.Items[0].Label; first != "Sign in…" {
 		t.Fatalf("tray submenu of a server that needs sign-in starts with %q", first)
 	}
-	if menu.Items[0].ChildMenu.Items[0].Label == "Sign in…" {
+	if item("demo: ").ChildMenu.Items[0].Label == "Sign in…" {
 		t.Fatal("a ready stdio server offers Sign in")
 	}
 

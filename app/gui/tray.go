@@ -1,6 +1,9 @@
 package gui
 
 import (
+	"fmt"
+	"strings"
+
 	"fyne.io/fyne/v2"
 
 	"mcptray/app"
@@ -28,9 +31,9 @@ type trayActions struct {
 var copyClients = func() [][2]string { return nil }
 
 // buildTrayMenu renders a snapshot as the tray menu: a warning first when
-// the engine cannot be reached, then one item per server
-// with its state in words and a submenu of actions, then the app's own
-// items and Quit.
+// the engine cannot be reached, the count summary, then one item per server
+// (failing ones first) with its state in words and a submenu of actions,
+// then the app's own items and Quit.
 func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *fyne.Menu {
 	var items []*fyne.MenuItem
 	if warning != "" {
@@ -38,7 +41,12 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 		w.Disabled = true
 		items = append(items, w, fyne.NewMenuItemSeparator())
 	}
-	for i := range snap.Servers {
+	if len(snap.Servers) > 0 {
+		sum := fyne.NewMenuItem(countSummary(snap), nil)
+		sum.Disabled = true
+		items = append(items, sum, fyne.NewMenuItemSeparator())
+	}
+	for _, i := range problemsFirst(snap) {
 		s := &snap.Servers[i]
 		name := s.Name
 		item := fyne.NewMenuItem(app.Summary(s), func() { act.showDetails(name) })
@@ -46,10 +54,11 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 		if needsSignIn(s) && act.signIn != nil {
 			sub = append(sub, fyne.NewMenuItem("Sign in…", func() { act.signIn(name) }))
 		}
-		sub = append(sub, fyne.NewMenuItem("Restart", func() { act.restart(name) }))
 		if s.State.Alive() || s.State == supervisor.StateBackoff {
-			sub = append(sub, fyne.NewMenuItem("Stop", func() { act.startStop(name, false) }))
+			sub = append(sub, fyne.NewMenuItem("Restart", func() { act.restart(name) }),
+				fyne.NewMenuItem("Stop", func() { act.startStop(name, false) }))
 		} else {
+			// Not running: Start is the one way to run it again.
 			start := fyne.NewMenuItem("Start", func() { act.startStop(name, true) })
 			start.Disabled = s.Server != nil && !s.Server.Valid()
 			sub = append(sub, start)
@@ -85,6 +94,27 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 		quitItem(act.quit),
 	)
 	return fyne.NewMenu("mcptray", items...)
+}
+
+// trayTooltip is what hovering the tray icon says: the counts, and by name
+// the servers that fail or are being retried.
+func trayTooltip(snap supervisor.Snapshot, warning string) string {
+	lines := []string{"mcptray: " + countSummary(snap)}
+	if warning != "" {
+		lines = append([]string{warning}, lines...)
+	}
+	var failing []string
+	for _, i := range problemsFirst(snap) {
+		s := &snap.Servers[i]
+		if rank(s) > 1 {
+			break
+		}
+		failing = append(failing, app.Summary(s))
+	}
+	if len(failing) > 5 {
+		failing = append(failing[:5], fmt.Sprintf("and %d more", len(failing)-5))
+	}
+	return strings.Join(append(lines, failing...), "\n")
 }
 
 // quitItem is the tray's Quit, which ends the app (and with it every server

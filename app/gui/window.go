@@ -24,14 +24,17 @@ type mainWindow struct {
 	win  fyne.Window
 	snap supervisor.Snapshot
 
-	selected  string
-	listIndex int // the row the list has selected
-	list      *widget.List
+	selected string // the server the details show ("" for none)
+	servers  *serverList
+	bulk     *bulkPanel
+	empty    *emptyState
+	details  fyne.CanvasObject
 
 	// Details of the selected server.
 	header     *widget.Label
 	badge      *canvas.Circle
 	stateLabel *widget.Label
+	buttons    *fyne.Container
 	startStop  *widget.Button
 	restart    *widget.Button
 	edit       *widget.Button
@@ -58,6 +61,9 @@ type mainWindow struct {
 	chartStats *widget.Label
 	tabs       *container.AppTabs
 	warning    *widget.Label // shown while the engine cannot be reached
+	checkBtn   *widget.Button
+	checkLine  *widget.Label // how the last Check all went
+	config     *configBar
 	content    fyne.CanvasObject
 }
 
@@ -66,36 +72,10 @@ var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport
 
 func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m := &mainWindow{c: c, win: win, fields: map[string]*widget.Label{}}
-	m.list = widget.NewList(
-		func() int { return len(m.snap.Servers) },
-		func() fyne.CanvasObject {
-			dot := canvas.NewCircle(idleColor)
-			dotBox := container.NewGridWrap(fyne.NewSize(12, 12), dot)
-			name := widget.NewLabel("")
-			name.TextStyle.Bold = true
-			name.Truncation = fyne.TextTruncateEllipsis
-			line := newSubtitle()
-			return container.NewBorder(nil, nil, container.NewCenter(dotBox), nil, container.NewVBox(name, line))
-		},
-		func(id widget.ListItemID, o fyne.CanvasObject) {
-			if id >= len(m.snap.Servers) {
-				return
-			}
-			s := &m.snap.Servers[id]
-			row := o.(*fyne.Container)
-			texts := row.Objects[0].(*fyne.Container)
-			texts.Objects[0].(*widget.Label).SetText(s.Name)
-			setSubtitle(texts.Objects[1].(*widget.RichText), app.ListLine(s))
-			dot := row.Objects[1].(*fyne.Container).Objects[0].(*fyne.Container).Objects[0].(*canvas.Circle)
-			dot.FillColor = dotColor(s)
-			dot.Refresh()
-		})
-	m.list.OnSelected = func(id widget.ListItemID) {
-		m.listIndex = id
-		if id < len(m.snap.Servers) {
-			m.selectServer(m.snap.Servers[id].Name)
-		}
-	}
+	m.servers = newServerList()
+	m.servers.onSelect = m.selectionChanged
+	m.servers.onOpen = func(string) { m.showTab("Overview") }
+	m.servers.shortcut = m.shortcut
 
 	m.header = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	m.header.SizeName = theme.SizeNameSubHeadingText
@@ -129,7 +109,6 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.instructions.Selectable = true
 	m.caps = widget.NewLabel("")
 	m.caps.Wrapping = fyne.TextWrapWord
-	m.caps.TextStyle.Monospace = true
 	overview := container.NewVScroll(container.NewVBox(
 		m.diagCard,
 		m.overview,
@@ -158,24 +137,31 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 
 	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
 	titleRow := container.NewBorder(nil, nil, badgeBox, nil, container.NewHBox(m.header, m.stateLabel))
-	buttons := container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-	details := container.NewBorder(container.NewVBox(titleRow, buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+	m.buttons = container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+	m.details = container.NewBorder(container.NewVBox(titleRow, m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+	m.bulk = newBulkPanel(m)
+	m.empty = newEmptyState(m)
 
-	addBtn := widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), func() { m.c.editServer("", false) })
-	checkBtn := widget.NewButtonWithIcon("Check all", theme.ViewRefreshIcon(), m.c.checkAll)
-	importBtn := widget.NewButtonWithIcon("Import…", theme.DownloadIcon(), m.c.showImport)
-	exportBtn := widget.NewButtonWithIcon("Export…", theme.UploadIcon(), func() { m.c.showExport("") })
+	// One row of plain buttons, so the list keeps the height.
+	addBtn := widget.NewButton("Add…", func() { m.c.editServer("", false) })
+	m.checkBtn = widget.NewButton("Check all", m.c.checkAll)
+	m.checkLine = widget.NewLabel("")
+	m.checkLine.Wrapping = fyne.TextWrapWord
+	m.checkLine.Hide()
+	importBtn := widget.NewButton("Import…", m.c.showImport)
+	exportBtn := widget.NewButton("Export…", func() { m.c.showExport("") })
 	notify := widget.NewCheck("Desktop notifications", c.notify.SetEnabled)
 	notify.SetChecked(c.notify.Enabled())
-	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(2, addBtn, checkBtn, importBtn, exportBtn), widget.NewSeparator()),
-		container.NewVBox(widget.NewSeparator(), notify), nil, nil, m.list)
-	split := container.NewHSplit(left, details)
+	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(4, addBtn, importBtn, exportBtn, m.checkBtn), widget.NewSeparator()),
+		container.NewVBox(m.checkLine, widget.NewSeparator(), notify), nil, nil, m.servers.content)
+	split := container.NewHSplit(left, container.NewStack(m.details, m.bulk.content, m.empty.content))
 	split.Offset = 0.3
 	m.warning = widget.NewLabel("")
 	m.warning.Importance = widget.DangerImportance
 	m.warning.Wrapping = fyne.TextWrapWord
 	m.warning.Hide()
-	m.content = container.NewBorder(m.warning, nil, nil, nil, split)
+	m.config = newConfigBar(c)
+	m.content = container.NewBorder(container.NewVBox(m.warning, m.config.banner), container.NewVBox(widget.NewSeparator(), m.config.footer), nil, nil, split)
 	m.showDetails(nil)
 	return m
 }
@@ -183,19 +169,52 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 // Update shows a new snapshot (UI thread).
 func (m *mainWindow) Update(snap supervisor.Snapshot) {
 	m.snap = snap
-	m.list.Refresh()
-	if m.selected == "" && len(snap.Servers) > 0 {
-		m.list.Select(0)
-		return
+	m.servers.Update(snap) // may change the selection: calls selectionChanged
+	m.showSelection()
+}
+
+// selectionChanged follows the list's selection (UI thread).
+func (m *mainWindow) selectionChanged() {
+	if name := m.servers.current; name != m.selected {
+		m.selected = name
+		m.log.SetServer(name)
 	}
-	// Keep the highlight on the selected server when the list changed under
-	// it (a server added or removed above it).
-	for i := range snap.Servers {
-		if snap.Servers[i].Name == m.selected && i != m.listIndex {
-			m.list.Select(i)
+	m.showSelection()
+}
+
+// showSelection shows, right of the list, what the list has selected: one
+// server's details, the bulk actions for several, or what to do when there
+// is nothing to show.
+func (m *mainWindow) showSelection() {
+	sel := m.servers.Selected()
+	show := func(o fyne.CanvasObject) {
+		for _, x := range []fyne.CanvasObject{m.details, m.bulk.content, m.empty.content} {
+			if x == o {
+				x.Show()
+				x.Refresh() // lay out again: its texts changed while hidden
+			} else {
+				x.Hide()
+			}
 		}
 	}
-	m.showDetails(snap.Server(m.selected))
+	switch {
+	case m.selected == "":
+		m.showDetails(nil)
+		m.empty.Set(len(m.snap.Servers), m.servers.search.Text)
+		show(m.empty.content)
+	case len(sel) > 1:
+		m.bulk.Set(sel)
+		show(m.bulk.content)
+	default:
+		m.showDetails(m.snap.Server(m.selected))
+		show(m.details)
+	}
+}
+
+// setCheckStatus shows how a Check all goes; the button waits while it runs.
+func (m *mainWindow) setCheckStatus(text string, running bool) {
+	showText(m.checkLine, text)
+	setEnabled(m.checkBtn, !running)
 }
 
 // setWarning shows (or, with "", hides) a line above everything.
@@ -211,18 +230,9 @@ func (m *mainWindow) setWarning(text string) {
 	}
 }
 
-// selectServer shows the named server (UI thread).
+// selectServer shows the named server alone (UI thread).
 func (m *mainWindow) selectServer(name string) {
-	if m.selected != name {
-		m.selected = name
-		m.log.SetServer(name)
-		for i := range m.snap.Servers {
-			if m.snap.Servers[i].Name == name {
-				m.list.Select(i)
-			}
-		}
-	}
-	m.showDetails(m.snap.Server(name))
+	m.servers.Select(name)
 }
 
 // showTab selects a details tab by its title.
@@ -248,6 +258,17 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		m.header.SetText("No server selected")
 		m.stateLabel.SetText("")
 		enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+		// Nothing of a server that is gone may stay on screen.
+		for _, l := range m.fields {
+			l.SetText("–")
+		}
+		m.diagCard.Hide()
+		m.caps.SetText("–")
+		m.instructions.SetText("–")
+		m.chart.SetSamples(nil, 0)
+		m.chartStats.SetText("")
+		m.report, m.reportOwner = nil, ""
+		m.setCatalogs(&healthcheck.Report{})
 		return
 	}
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
@@ -258,11 +279,15 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	if s.State.Alive() || s.State == supervisor.StateBackoff {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
+		m.restart.Show()
 	} else {
+		// Not running: Start is the one way to run it again.
+		m.restart.Hide()
 		m.startStop.SetText("Start")
 		m.startStop.SetIcon(theme.MediaPlayIcon())
 		enable(s.Server == nil || s.Server.Valid(), m.startStop)
 	}
+	m.buttons.Refresh()
 
 	now := m.c.now()
 	// What the server sent is shown with its control characters visible.
@@ -283,7 +308,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 			proto += " (" + r.EraSource + ")"
 		}
 		set("Protocol", proto)
-		m.caps.SetText(prettyJSON(r.Capabilities))
+		m.caps.SetText(capabilityList(r.Capabilities))
 		m.instructions.SetText(orDash(app.Visible(r.Instructions)))
 	} else {
 		set("Server", "")
@@ -296,11 +321,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		transport += " · " + s.Server.URL
 	}
 	set("Transport", transport)
-	cmd := s.Command
-	if s.Server != nil && s.Server.Command != "" && len(s.Server.Args) > 0 {
-		cmd += "  " + clients.ShellJoin(s.Server.Args)
-	}
-	set("Command", cmd)
+	set("Command", commandWords(s))
 	proc := ""
 	if s.PID > 0 {
 		proc = fmt.Sprintf("pid %d, up %s", s.PID, app.RoundDur(s.Uptime(now)))
@@ -378,15 +399,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		if r == nil {
 			r = &healthcheck.Report{}
 		}
-		m.tools.SetItems(toolItems(r.Tools))
-		m.resources.SetItems(resourceItems(r.Resources))
-		m.templates.SetItems(templateItems(r.ResourceTemplates))
-		m.prompts.SetItems(promptItems(r.Prompts))
-		m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(r.Tools))
-		m.tabs.Items[2].Text = fmt.Sprintf("Resources (%d)", len(r.Resources))
-		m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
-		m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
-		m.tabs.Refresh()
+		m.setCatalogs(r)
 	}
 	// The catalog of a server that is not up is as it was last seen.
 	if s.Report != nil {
@@ -409,4 +422,33 @@ func writeDiagnosis(b *strings.Builder, d *healthcheck.Diagnosis) {
 	if d.Fix != "" {
 		b.WriteString("\nSuggested fix: " + d.Fix)
 	}
+}
+
+// setCatalogs fills the Tools, Resources, Templates and Prompts tabs.
+func (m *mainWindow) setCatalogs(r *healthcheck.Report) {
+	m.tools.SetItems(toolItems(r.Tools))
+	m.resources.SetItems(resourceItems(r.Resources))
+	m.templates.SetItems(templateItems(r.ResourceTemplates))
+	m.prompts.SetItems(promptItems(r.Prompts))
+	m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(r.Tools))
+	m.tabs.Items[2].Text = fmt.Sprintf("Resources (%d)", len(r.Resources))
+	m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
+	m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
+	m.tabs.Refresh()
+}
+
+// commandWords is the Command row: the command as configured with its
+// arguments, and the program it resolved to only when that says more.
+func commandWords(s *supervisor.ServerState) string {
+	if s.Server == nil || s.Server.Command == "" {
+		return s.Command
+	}
+	cmd := s.Server.Command
+	if len(s.Server.Args) > 0 {
+		cmd += "  " + clients.ShellJoin(s.Server.Args)
+	}
+	if p := s.ResolvedPath; p != "" && p != s.Server.Command {
+		cmd += "  (runs " + p + ")"
+	}
+	return cmd
 }

@@ -50,6 +50,8 @@ func main() {
 	runs := flag.Int("runs", 15, "runs per measurement")
 	gui := flag.Bool("gui", true, "measure the GUI too (needs DISPLAY and a D-Bus session bus)")
 	rssWait := flag.Duration("rss-wait", 5*time.Minute, "how long the GUI runs with 20 servers before its RSS is read")
+	memOnly := flag.Bool("memory-only", false, "measure only the GUI's memory against the Fyne floor")
+	memWait := flag.Duration("mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
 	flag.Parse()
 
 	abs, err := filepath.Abs(*bin)
@@ -65,6 +67,12 @@ func main() {
 	fifty := writeConfig(dir, "fifty.toml", demoServers(*bin, 50))
 	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 
+	if *memOnly {
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		memoryBench(*bin, dir, env, *memWait)
+		return
+	}
 	fmt.Printf("mcptray benchmarks, %d runs each, medians (machine: %s)\n\n", *runs, machine())
 	fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 	fmt.Println("|---|---|---|---|---|")
@@ -117,6 +125,7 @@ func main() {
 
 	if *gui {
 		guiBench(*bin, dir, env, *rssWait)
+		memoryBench(*bin, dir, env, *memWait)
 	}
 	if failed {
 		os.Exit(1)

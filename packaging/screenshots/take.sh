@@ -8,6 +8,8 @@ root=$(pwd)
 out=$root/packaging/screenshots
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# go test below keeps the real module and build caches (HOME changes).
+export GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE) GOPATH=$(go env GOPATH)
 export HOME=$work XDG_CONFIG_HOME=$work/config XDG_CACHE_HOME=$work/cache XDG_RUNTIME_DIR=$work/run
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 mods=$root/.testservers/node_modules/@modelcontextprotocol
@@ -41,11 +43,13 @@ wid=$(xdotool search --name '^mcptray$' | head -1)
 xdotool windowsize --sync "$wid" 1100 700; xdotool windowmove "$wid" 0 0; sleep 1
 shot() { import -window "$wid" "$out/$1"; }
 click() { xdotool mousemove --window "$wid" "$1" "$2" click 1; sleep "${3:-1}"; }
-click 150 180 2; shot main-ready.png      # everything, Overview
-click 449 112; click 480 215; shot tools.png
-click 150 360; click 378 112; shot failing.png
-click 150 180; click 855 112 2; shot log.png
-click 915 112 3; shot latency.png
+# Rows are 29 px from y=144, failing ones first: github, weather, then
+# demo, everything, memory. The tabs are at y=116.
+click 150 231 2; shot main-ready.png      # everything, Overview
+click 460 116; click 480 215; shot tools.png
+click 150 144; click 380 116; shot failing.png
+click 150 231; click 848 116 2; shot log.png
+click 908 116 3; shot latency.png
 kill -INT "$pid"; wait "$pid" || true
 # The tray menu, drawn from the same builder by Fyne's software painter.
-MCPTRAY_SCREENSHOTS=$out go test -count=1 -run TestScreenshotTrayMenu ./app/gui >/dev/null
+MCPTRAY_SCREENSHOTS=$out go test -count=1 -run 'TestScreenshotTrayMenu|TestScreenshotMainWindow' ./app/gui >/dev/null
