@@ -3,6 +3,7 @@
 package app
 
 import (
+	"bytes"
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -138,7 +139,21 @@ func (d *daemonEnv) waitStatus(name, what string, cond func(statusEntry) bool) s
 	return statusEntry{}
 }
 
-func pidAlive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
+// pidAlive reports whether pid runs. A zombie has ended: whoever it was
+// re-parented to reaps it when it gets to it.
+func pidAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: kill(0) is all there is
+	}
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+		return false
+	}
+	return true
+}
 
 // TestDaemonRoundTrip runs `mcptray daemon` as a user would and drives it
 // with the CLI over the real socket: status, restart (new pid), logs,
