@@ -3,8 +3,8 @@
 package app
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
