@@ -184,12 +184,12 @@ func literalSecrets(servers []*registry.Server) []string {
 	var out []string
 	for _, s := range servers {
 		for _, k := range sortedKeys(s.Env) {
-			if isLiteralSecret(s.Env[k]) {
+			if secretField(k) && isLiteralSecret(s.Env[k]) {
 				out = append(out, s.Name+" env."+k)
 			}
 		}
 		for _, k := range sortedKeys(s.Headers) {
-			if isLiteralSecret(s.Headers[k]) {
+			if secretField(k) && isLiteralSecret(s.Headers[k]) {
 				out = append(out, s.Name+" headers."+k)
 			}
 		}
@@ -199,6 +199,30 @@ func literalSecrets(servers []*registry.Server) []string {
 
 func isLiteralSecret(v string) bool {
 	return len((&registry.Server{Env: map[string]string{"v": v}}).Secrets()) > 0
+}
+
+// secretField reports whether an env or header name holds a credential
+// (API_KEY, GITHUB_TOKEN, Authorization, …): only those are moved to the
+// keyring; LOG_LEVEL=debug stays in servers.toml.
+func secretField(name string) bool {
+	return registry.SecretName(name) || strings.EqualFold(name, "Authorization")
+}
+
+// KeepSecrets moves s's literal secrets (env and header values under
+// credential names) into the secret store at once, and returns a copy of s
+// that refers to them as ${keyring:SERVER.KEY}, the names stored and where.
+// The app's server form uses it.
+func KeepSecrets(env *Env, s *registry.Server) (*registry.Server, []string, string, error) {
+	st, err := openSecrets(env)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	c := s.Clone()
+	m := moveToKeyring([]*registry.Server{c}, st)
+	if err := m.persist(); err != nil {
+		return nil, nil, "", err
+	}
+	return c, m.names(), st.Where(), nil
 }
 
 // movedSecrets are literal secrets taken out of servers, to be stored.
@@ -226,7 +250,7 @@ func moveToKeyring(servers []*registry.Server, st secrets.Store) *movedSecrets {
 	}
 	for _, s := range servers {
 		for _, k := range sortedKeys(s.Env) {
-			if v := s.Env[k]; isLiteralSecret(v) {
+			if v := s.Env[k]; secretField(k) && isLiteralSecret(v) {
 				n := name(s.Name, k)
 				m.values[n] = v
 				s.Env[k] = "${keyring:" + n + "}"
@@ -234,7 +258,7 @@ func moveToKeyring(servers []*registry.Server, st secrets.Store) *movedSecrets {
 		}
 		for _, k := range sortedKeys(s.Headers) {
 			v := s.Headers[k]
-			if !isLiteralSecret(v) {
+			if !secretField(k) || !isLiteralSecret(v) {
 				continue
 			}
 			n := name(s.Name, k)

@@ -70,6 +70,11 @@ type serverForm struct {
 	onValid func(ok bool)
 	// onSubmit runs on Enter in a one-line field, onCancel on Escape.
 	onSubmit, onCancel func()
+	// keep moves the entry's literal secrets into the OS keyring (nil: the
+	// offer is not shown); keepBtns are its buttons, by field key.
+	keep     func(*registry.Server) (*registry.Server, []string, string, error)
+	keepBtns map[string]*widget.Button
+	keepRows map[string]*fyne.Container // hidden whole, so they take no space
 }
 
 // formEntry is an entry of the form: Escape cancels the form, Enter in a
@@ -105,7 +110,8 @@ func (e *formEntry) TypedKey(k *fyne.KeyEvent) {
 }
 
 func newServerForm(s *registry.Server, taken []string) *serverForm {
-	f := &serverForm{taken: taken, errs: map[string]*widget.Label{}, hints: map[string]*widget.Label{}, touched: map[string]bool{}}
+	f := &serverForm{taken: taken, errs: map[string]*widget.Label{}, hints: map[string]*widget.Label{}, touched: map[string]bool{},
+		keepBtns: map[string]*widget.Button{}, keepRows: map[string]*fyne.Container{}}
 	multi := func(placeholder string) *formEntry {
 		e := f.newEntry(true)
 		e.SetPlaceHolder(placeholder)
@@ -154,6 +160,13 @@ func newServerForm(s *registry.Server, taken []string) *serverForm {
 		h.Wrapping = fyne.TextWrapWord
 		h.Hide()
 		f.errs[key], f.hints[key] = e, h
+		if key == "env" || key == "headers" {
+			b := widget.NewButtonWithIcon("Keep in the keyring", theme.StorageIcon(), f.keepSecrets)
+			r := container.NewHBox(b)
+			r.Hide()
+			f.keepBtns[key], f.keepRows[key] = b, r
+			return []fyne.CanvasObject{widget.NewLabel(label), container.NewVBox(w, e, h, r)}
+		}
 		return []fyne.CanvasObject{widget.NewLabel(label), container.NewVBox(w, e, h)}
 	}
 	f.stdioRows = slices.Concat(row("Command", "command", f.command), row("Arguments", "args", f.args), row("Environment", "env", f.env), row("Working folder", "cwd", f.cwd))
@@ -354,6 +367,13 @@ func (f *serverForm) validate() bool {
 		}
 		showText(l, text)
 		showText(f.hints[key], strings.Join(hints[key], "\n"))
+		if r := f.keepRows[key]; r != nil {
+			if f.keep != nil && len(hints[key]) > 0 {
+				r.Show()
+			} else {
+				r.Hide()
+			}
+		}
 	}
 	f.setNote()
 	f.form.Refresh()
@@ -361,6 +381,29 @@ func (f *serverForm) validate() bool {
 		f.onValid(ok)
 	}
 	return ok
+}
+
+// keepSecrets moves the literal secrets of env and headers into the OS
+// keyring and writes ${keyring:} references in their place.
+func (f *serverForm) keepSecrets() {
+	if f.keep == nil {
+		return
+	}
+	s, _ := f.server()
+	if s.Name == "" {
+		showText(f.testResult, "Give the server a name first: the secrets are kept under it.")
+		return
+	}
+	out, names, where, err := f.keep(s)
+	if err != nil {
+		showText(f.testResult, "The secrets could not be kept: "+err.Error())
+		return
+	}
+	f.env.SetText(joinPairs(out.Env, "="))
+	f.headers.SetText(joinPairs(out.Headers, ": "))
+	showText(f.testResult, fmt.Sprintf("Kept %s in %s (%s); servers.toml will refer to them as ${keyring:NAME}.",
+		app.Plural(len(names), "secret"), where, strings.Join(names, ", ")))
+	f.validate()
 }
 
 // problemText is every problem shown, for tests and messages.
@@ -465,6 +508,8 @@ func (c *controller) editServer(name string, duplicate bool) {
 		}
 	}
 	form := newServerForm(start, taken)
+	form.keep = func(s *registry.Server) (*registry.Server, []string, string, error) { return app.KeepSecrets(c.env, s) }
+	form.validate() // an entry with literal secrets offers to keep them at once
 	title := "Add server"
 	switch {
 	case duplicate:

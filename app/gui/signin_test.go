@@ -96,3 +96,35 @@ func TestSignInFromTheApp(t *testing.T) {
 		t.Errorf("kept sign-in: %+v", cred.Status())
 	}
 }
+
+// TestFormKeepsSecretsInTheKeyring: a literal secret in the form is a hint,
+// not a blocked Save, and "Keep in the keyring" stores it and writes a
+// ${keyring:} reference in its place.
+func TestFormKeepsSecretsInTheKeyring(t *testing.T) {
+	test.NewTempApp(t)
+	dir := t.TempDir()
+	t.Setenv("MCPTRAY_KEYRING", "file")
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	f := newServerForm(&registry.Server{Name: "gh", Command: "gh-mcp", Env: map[string]string{"GITHUB_TOKEN": "ghp_literal", "LOG_LEVEL": "debug"}}, nil)
+	f.keep = func(s *registry.Server) (*registry.Server, []string, string, error) {
+		return app.KeepSecrets(&app.Env{}, s)
+	}
+	if !f.validate() {
+		t.Fatalf("a literal secret blocks Save: %s", f.problemText())
+	}
+	if !f.keepRows["env"].Visible() {
+		t.Fatal("no Keep in the keyring for a literal secret")
+	}
+	test.Tap(f.keepBtns["env"])
+	s, _ := f.server()
+	if s.Env["GITHUB_TOKEN"] != "${keyring:gh.GITHUB_TOKEN}" || s.Env["LOG_LEVEL"] != "debug" {
+		t.Fatalf("env after keeping: %v", s.Env)
+	}
+	if f.keepRows["env"].Visible() {
+		t.Error("the offer stays after the secret was kept")
+	}
+	st, _ := secrets.Open(nil)
+	if v, err := st.Get(secrets.SecretKey("gh.GITHUB_TOKEN")); err != nil || v != "ghp_literal" {
+		t.Fatalf("kept secret: %q, %v", v, err)
+	}
+}
