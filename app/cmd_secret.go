@@ -62,16 +62,29 @@ func readSecret(env *Env, name string) (string, error) {
 	return v, nil
 }
 
-func secretSetFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
-	return func(ctx context.Context, env *Env, args []string) error {
-		name, err := secretName(args)
-		if err != nil {
+// secretCommand is set, get and rm: one NAME argument and the store.
+func secretCommand(fn func(env *Env, st secrets.Store, name string) error) func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+	return func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+		return func(ctx context.Context, env *Env, args []string) error {
+			name, err := secretName(args)
+			if err != nil {
+				return err
+			}
+			st, err := openSecrets(env)
+			if err != nil {
+				return err
+			}
+			err = fn(env, st, name)
+			if errors.Is(err, secrets.ErrNotFound) {
+				return fmt.Errorf("no secret named %s in %s", name, st.Where())
+			}
 			return err
 		}
-		st, err := openSecrets(env)
-		if err != nil {
-			return err
-		}
+	}
+}
+
+var (
+	secretSetFlags = secretCommand(func(env *Env, st secrets.Store, name string) error {
 		v, err := readSecret(env, name)
 		if err != nil {
 			return err
@@ -84,50 +97,23 @@ func secretSetFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) erro
 		}
 		fmt.Fprintf(env.Stderr, "Stored %s in %s; refer to it as ${keyring:%s}.\n", name, st.Where(), name)
 		return nil
-	}
-}
-
-func secretGetFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
-	return func(ctx context.Context, env *Env, args []string) error {
-		name, err := secretName(args)
-		if err != nil {
-			return err
-		}
-		st, err := openSecrets(env)
-		if err != nil {
-			return err
-		}
+	})
+	secretGetFlags = secretCommand(func(env *Env, st secrets.Store, name string) error {
 		v, err := st.Get(secrets.SecretKey(name))
-		if errors.Is(err, secrets.ErrNotFound) {
-			return fmt.Errorf("no secret named %s in %s", name, st.Where())
-		}
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stdout, v)
 		return nil
-	}
-}
-
-func secretRmFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
-	return func(ctx context.Context, env *Env, args []string) error {
-		name, err := secretName(args)
-		if err != nil {
-			return err
-		}
-		st, err := openSecrets(env)
-		if err != nil {
-			return err
-		}
-		if err := st.Delete(secrets.SecretKey(name)); errors.Is(err, secrets.ErrNotFound) {
-			return fmt.Errorf("no secret named %s in %s", name, st.Where())
-		} else if err != nil {
+	})
+	secretRmFlags = secretCommand(func(env *Env, st secrets.Store, name string) error {
+		if err := st.Delete(secrets.SecretKey(name)); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stderr, "Removed %s.\n", name)
 		return nil
-	}
-}
+	})
+)
 
 func secretListFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
