@@ -10,14 +10,14 @@ import (
 
 // memoryBench compares the desktop app's RSS with 20 demo servers, window
 // open and then closed, with the floor: a minimal Fyne app showing one
-// window and a tray icon (packaging/bench/floor), built and run in the
+// window and a tray icon (app/gui/floor), built and run in the
 // same run on the same display.
 func memoryBench(bin, dir string, env []string, wait time.Duration) {
 	if os.Getenv("DISPLAY") == "" || os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		return // guiBench said why
 	}
 	floor := filepath.Join(dir, "floor")
-	if out, err := exec.Command("go", "build", "-o", floor, "mcptray/packaging/bench/floor").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", floor, "mcptray/app/gui/floor").CombinedOutput(); err != nil {
 		fmt.Printf("| GUI memory vs Fyne floor | – | – | – | skipped: building the floor app failed: %v %s |\n", err, out)
 		return
 	}
