@@ -28,11 +28,30 @@ type ClientHandlers struct {
 	// Roots, when not nil, declares the roots capability and is the list
 	// roots/list returns (it may be empty).
 	Roots []*mcp.Root
+	// ListRoots, when set, declares the roots capability (with
+	// listChanged) and answers roots/list; it takes precedence over Roots.
+	ListRoots func(context.Context) (*mcp.ListRootsResult, error)
+	// ListChanged receives notifications/tools/list_changed,
+	// notifications/prompts/list_changed and
+	// notifications/resources/list_changed, by method name.
+	ListChanged func(method string)
+	// ResourceUpdated receives notifications/resources/updated.
+	ResourceUpdated func(*mcp.ResourceUpdatedNotificationParams)
 }
 
 // newClient makes the SDK client for a session: a bare one for a health
 // check, one with the handlers of o.Client otherwise.
 func newClient(o Options) *mcp.Client {
+	c := newSDKClient(o)
+	if o.Trace != nil {
+		now := o.Clock.Now
+		c.AddSendingMiddleware(TraceMiddleware(o.Trace, "", DirServerOut, now))
+		c.AddReceivingMiddleware(TraceMiddleware(o.Trace, "", DirServerIn, now))
+	}
+	return c
+}
+
+func newSDKClient(o Options) *mcp.Client {
 	impl := &mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}
 	h := o.Client
 	if h == nil {
@@ -64,10 +83,37 @@ func newClient(o Options) *mcp.Client {
 			return h.Sample(ctx, r.Params)
 		}
 	}
-	if h.Roots != nil {
+	if h.ListChanged != nil {
+		co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { h.ListChanged("notifications/tools/list_changed") }
+		co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) {
+			h.ListChanged("notifications/prompts/list_changed")
+		}
+		co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+			h.ListChanged("notifications/resources/list_changed")
+		}
+	}
+	if h.ResourceUpdated != nil {
+		co.ResourceUpdatedHandler = func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { h.ResourceUpdated(r.Params) }
+	}
+	switch {
+	case h.ListRoots != nil:
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	case h.Roots != nil:
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
 	c := mcp.NewClient(impl, co)
 	c.AddRoots(h.Roots...)
+	if h.ListRoots != nil {
+		// The SDK answers roots/list from a fixed list; this one is asked
+		// each time.
+		c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" {
+					return h.ListRoots(ctx)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	return c
 }

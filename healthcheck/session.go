@@ -72,6 +72,9 @@ type Options struct {
 	// what the handlers answer and passes notifications on to them. Nil
 	// is a health check's session.
 	Client *ClientHandlers
+	// Trace, when set, receives every request, result and notification
+	// the session exchanges with the server.
+	Trace Tracer
 }
 
 func (o *Options) withDefaults() Options {
@@ -103,6 +106,7 @@ type Session struct {
 	opts      Options
 	transport registry.Transport // the transport actually used
 	cs        *mcp.ClientSession
+	client    *mcp.Client // cs's
 
 	wire *stdioConn // stdio only
 
