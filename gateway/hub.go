@@ -216,6 +216,9 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 			}
 			h.noteUpstream(u)
 			res, err = send(ctx, cs, method, up)
+			if err == nil {
+				res = downstreamResult(res)
+			}
 			if err != nil && ctx.Err() == nil && !answered(err) && endsSoon(h.doneOf(cs)) {
 				return errUpstreamGone
 			}
@@ -788,4 +791,40 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 	if !first && !slices.Equal(old, names) {
 		h.onListChanged("notifications/tools/list_changed")
 	}
+}
+
+// downstreamResult is a server's result as a client session is sent it:
+// without what belongs to the upstream hop (the 2026-07-28 result type and
+// io.modelcontextprotocol/ fields of _meta); the front adds its own for a
+// session of that revision.
+func downstreamResult(res mcp.Result) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return &mcp.CallToolResult{Meta: stripMeta(r.Meta), Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
+	case *mcp.ReadResourceResult:
+		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: r.Cacheable, Contents: r.Contents}
+	case *mcp.GetPromptResult:
+		return &mcp.GetPromptResult{Meta: stripMeta(r.Meta), Description: r.Description, Messages: r.Messages}
+	case *mcp.ListToolsResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.ListResourcesResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.ListResourceTemplatesResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.ListPromptsResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.CompleteResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	}
+	return res
+}
+
+// stripMeta is m without the per-hop protocol fields (nil when nothing is
+// left).
+func stripMeta(m mcp.Meta) mcp.Meta {
+	out := upstreamMeta(m)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
