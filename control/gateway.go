@@ -38,7 +38,7 @@ type GatewayInfo struct {
 	// Port is the local endpoint's (0 when it is not listening).
 	Port int `json:"port"`
 	// Problem says why the endpoint is not listening ("" when it is).
-	Problem string           `json:"problem,omitempty"`
+	Problem string          `json:"problem,omitempty"`
 	Servers []GatewayServer `json:"servers"`
 }
 
