@@ -59,6 +59,7 @@ func (h *healthChecker) Connect(ctx context.Context, t healthcheck.Target) (supe
 		if gw := h.gateway(); gw != nil {
 			name := t.Server.Name
 			opts.Client = gw.Handlers(name)
+			opts.PreferLegacy = true
 			opts.Trace = func(f healthcheck.Frame) { gw.Trace(name, f) }
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -460,6 +461,7 @@ func (h *hub) handlers() *healthcheck.ClientHandlers {
 		Progress:            h.onProgress,
 		Log:                 h.onLog,
 		Elicit:              h.onElicit,
+		RelayElicit:         true,
 		ElicitationComplete: h.onElicitationComplete,
 		Sample:              h.onSample,
 		ListRoots:           h.onListRoots,
@@ -525,8 +527,44 @@ func (h *hub) onElicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRes
 			h.elicits[p.ElicitationID] = cl
 			h.mu.Unlock()
 		}
-		return cl.ss.Elicit(ctx, p)
+		q := *p
+		q.RequestedSchema = elicitSchema(p.RequestedSchema)
+		return cl.ss.Elicit(ctx, &q)
 	})
+}
+
+// elicitSchema is a requested schema the SDK sends on: a titled
+// multi-select's items lose a "type" beside their anyOf (the
+// specification's form has none, and the SDK refuses it), nothing else
+// changes.
+func elicitSchema(schema any) any {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return schema
+	}
+	props, ok := m["properties"].(map[string]any)
+	if !ok {
+		return schema
+	}
+	out := maps.Clone(m)
+	np := maps.Clone(props)
+	for name, p := range props {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		items, ok := pm["items"].(map[string]any)
+		if _, has := items["anyOf"]; !ok || !has || items["type"] == nil {
+			continue
+		}
+		ni := maps.Clone(items)
+		delete(ni, "type")
+		npm := maps.Clone(pm)
+		npm["items"] = ni
+		np[name] = npm
+	}
+	out["properties"] = np
+	return out
 }
 
 func (h *hub) onElicitationComplete(id string) {
