@@ -97,24 +97,35 @@ type bridge struct {
 // dial connects to the daemon's instance of the server, starting the
 // daemon when none answers.
 func (b *bridge) dial(ctx context.Context, wait time.Duration) (net.Conn, error) {
-	conn, err := b.connectOnce(ctx)
-	if err == nil || !errors.Is(err, control.ErrNoDaemon) {
-		return conn, err
+	c, err := DialOrStartDaemon(ctx, b.sock, b.cfgFlag, wait)
+	if err != nil {
+		return nil, err
 	}
-	child, err := b.startDaemon()
+	return c.Connect(ctx, b.name, os.Getpid())
+}
+
+// DialOrStartDaemon returns this user's daemon on socket sock, starting
+// one (detached: it outlives the caller; cfgFlag is its --config) when
+// none answers, and waiting up to wait for it.
+func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Duration) (*control.Client, error) {
+	c, err := dialSocket(ctx, sock)
+	if err == nil || !errors.Is(err, control.ErrNoDaemon) {
+		return c, err
+	}
+	child, err := startDaemon(sock, cfgFlag)
 	if err != nil {
 		return nil, fmt.Errorf("no daemon runs, and starting one failed: %w", err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		conn, err := b.connectOnce(ctx)
+		c, err := dialSocket(ctx, sock)
 		if err == nil || !errors.Is(err, control.ErrNoDaemon) {
-			return conn, err
+			return c, err
 		}
 		if exited, why := child.exited(); exited {
-			// Another bridge's daemon may have won the socket.
-			if conn, err := b.connectOnce(ctx); err == nil {
-				return conn, nil
+			// Another process's daemon may have won the socket.
+			if c, err := dialSocket(ctx, sock); err == nil {
+				return c, nil
 			}
 			return nil, fmt.Errorf("the daemon it started exited: %s", why)
 		}
@@ -129,17 +140,13 @@ func (b *bridge) dial(ctx context.Context, wait time.Duration) (net.Conn, error)
 	}
 }
 
-func (b *bridge) connectOnce(ctx context.Context) (net.Conn, error) {
+func dialSocket(ctx context.Context, sock string) (*control.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := control.Dial(dctx, &control.ClientOptions{Socket: b.sock})
-	if err != nil {
-		return nil, err
-	}
-	return c.Connect(ctx, b.name, os.Getpid())
+	return control.Dial(dctx, &control.ClientOptions{Socket: sock})
 }
 
-// startedDaemon is a daemon process this bridge started.
+// startedDaemon is a daemon process this process started.
 type startedDaemon struct {
 	log  string
 	done chan struct{}
@@ -159,14 +166,14 @@ func (d *startedDaemon) exited() (bool, string) {
 	}
 }
 
-// startDaemon starts `mcptray daemon` detached from the client: its own
-// session, no terminal, output to a log file beside the socket.
-func (b *bridge) startDaemon() (*startedDaemon, error) {
+// startDaemon starts `mcptray daemon` detached: its own session, no
+// terminal, output to a log file beside the socket.
+func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(b.sock)
+	dir := filepath.Dir(sock)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -177,8 +184,8 @@ func (b *bridge) startDaemon() (*startedDaemon, error) {
 	}
 	defer logf.Close()
 	args := []string{"daemon"}
-	if b.cfgFlag != "" {
-		args = append(args, "--config", b.cfgFlag)
+	if cfgFlag != "" {
+		args = append(args, "--config", cfgFlag)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
