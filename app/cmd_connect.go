@@ -185,6 +185,10 @@ func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
 	defer logf.Close()
 	args := []string{"daemon"}
 	if cfgFlag != "" {
+		// The daemon runs in the home folder: a relative path would move.
+		if abs, err := filepath.Abs(cfgFlag); err == nil {
+			cfgFlag = abs
+		}
 		args = append(args, "--config", cfgFlag)
 	}
 	cmd := exec.Command(exe, args...)
