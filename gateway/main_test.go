@@ -154,14 +154,14 @@ type env struct {
 	// session are the client sessions' options: the initialize era
 	// unless a test asks for 2026-07-28.
 	session *mcp.ClientSessionOptions
-	t       *testing.T
+	t       testing.TB
 	sup     *supervisor.Supervisor
 	gw      *gateway.Gateway
 	ctx     context.Context
 }
 
 // newEnv runs the test server under a supervisor, with a gateway in front.
-func newEnv(t *testing.T, extraEnv ...string) *env {
+func newEnv(t testing.TB, extraEnv ...string) *env {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -206,7 +206,7 @@ func (e *env) connectClient(c *mcp.Client) (cs *mcp.ClientSession, hangup func()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	hangup = func() { cw.Close(); cr.Close() }
-	st := &mcp.IOTransport{Reader: sr, Writer: sw}
+	st := gateway.LineTransport(sr, sw, sw)
 	go func() { _ = e.gw.Serve(e.ctx, "t", st, gateway.Peer{Via: "stdio", PID: 1}) }()
 	ct := &mcp.IOTransport{Reader: cr, Writer: cw}
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
