@@ -259,15 +259,15 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 }
 
 // use runs fn with the server's live session like [Upstreams.Use], and
-// rides out a restart: while the server waits out its backoff, or is
-// starting again, the request waits with it (bounded by the client's own
+// rides out a restart: while the server is being restarted (unhealthy,
+// or waiting out its backoff), the request waits with it (bounded by the client's own
 // deadline) instead of failing.
 func (h *hub) use(ctx context.Context, fn func(ctx context.Context, sess supervisor.Session) error) error {
 	for {
 		ch := h.g.up.Watch()
 		err := h.g.up.Use(ctx, h.name, fn)
 		var nr *supervisor.NotReadyError
-		if !errors.As(err, &nr) || nr.State != supervisor.StateBackoff {
+		if !errors.As(err, &nr) || (nr.State != supervisor.StateBackoff && nr.State != supervisor.StateUnhealthy) {
 			return err
 		}
 		select {

@@ -163,6 +163,12 @@ type env struct {
 // newEnv runs the test server under a supervisor, with a gateway in front.
 func newEnv(t testing.TB, extraEnv ...string) *env {
 	t.Helper()
+	return newEnvWith(t, nil, extraEnv...)
+}
+
+// newEnvWith is newEnv with the supervisor's options edited by tune.
+func newEnvWith(t testing.TB, tune func(*supervisor.Options), extraEnv ...string) *env {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -176,11 +182,15 @@ func newEnv(t testing.TB, extraEnv ...string) *env {
 	var gw *gateway.Gateway
 	var mu sync.Mutex
 	ch := &checker{gw: func() *gateway.Gateway { mu.Lock(); defer mu.Unlock(); return gw }}
-	sup := supervisor.New([]*registry.Server{srv}, &supervisor.Options{
+	so := &supervisor.Options{
 		Checker: ch, LogDir: t.TempDir(), ProcDir: t.TempDir(), NoLogFiles: true,
 		BackoffBase: 50 * time.Millisecond,
 		Environ:     func(context.Context) []string { return os.Environ() },
-	})
+	}
+	if tune != nil {
+		tune(so)
+	}
+	sup := supervisor.New([]*registry.Server{srv}, so)
 	mu.Lock()
 	gw = gateway.New(sup, nil)
 	mu.Unlock()
