@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -484,4 +485,98 @@ func TestConnectIsTransparent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// claudeBinary is the pinned Claude Code `make test` installs.
+func claudeBinary(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("MCPTRAY_TEST_CLIENTS")
+	if dir == "" {
+		dir = filepath.Join("..", ".testclients", "node_modules")
+	}
+	bin, _ := filepath.Abs(filepath.Join(dir, ".bin", "claude"))
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Claude Code is not installed (%v); `make test` installs it", err)
+		}
+		t.Skipf("Claude Code is not installed (%v); `make test` installs it", err)
+	}
+	return bin
+}
+
+// The real Claude Code through the gateway: an entry running `mcptray
+// connect everything`, three `claude mcp list` at once, all connected
+// (their handshakes and tools/list went through mcptray), and one process
+// of the server.
+func TestClaudeCodeThroughTheGateway(t *testing.T) {
+	claude := claudeBinary(t)
+	everything := testServers(t)
+	d := newDaemonEnv(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
+	d.stopDetachedDaemon()
+	env := append(slices.Clone(d.env), "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NO_COLOR=1", "TERM=dumb")
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(claude, args...)
+		cmd.Env, cmd.Dir = env, d.dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	entry := fmt.Sprintf(`{"type":"stdio","command":%q,"args":["connect","everything"]}`, d.bin)
+	if out, err := run("mcp", "add-json", "everything", entry); err != nil {
+		t.Fatalf("claude mcp add-json: %v\n%s", err, out)
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, 3)
+	errs := make([]error, 3)
+	for i := range 3 {
+		wg.Go(func() { outs[i], errs[i] = run("mcp", "list") })
+	}
+	wg.Wait()
+	for i := range 3 {
+		if errs[i] != nil || !strings.Contains(outs[i], "everything: "+d.bin+" connect everything - ✔ Connected") {
+			t.Fatalf("claude mcp list #%d: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	var usage control.GatewayServer
+	for _, s := range d.gatewayInfo().Servers {
+		if s.Name == "everything" {
+			usage = s
+		}
+	}
+	if c := usage.Usage.Methods["tools/list"]; c.Calls < 3 || c.Errors > 0 {
+		t.Fatalf("the gateway relayed tools/list %+v; want each of the 3 sessions' through it", c)
+	}
+	// Other tests run server-everything too: count this daemon's.
+	daemon := d.daemonPID()
+	n := 0
+	for _, p := range pidsWith(everything) {
+		if pid, _ := strconv.Atoi(p); descendsFrom(pid, daemon) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the daemon runs %d server-everything processes; want one for every client", n)
+	}
+}
+
+// descendsFrom reports whether pid is a descendant of ancestor.
+func descendsFrom(pid, ancestor int) bool {
+	for i := 0; pid > 1 && i < 64; i++ {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		j := strings.LastIndexByte(s, ')')
+		if j < 0 {
+			return false
+		}
+		var state string
+		fmt.Sscan(s[j+2:], &state, &pid)
+		if pid == ancestor {
+			return true
+		}
+	}
+	return false
 }

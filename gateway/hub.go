@@ -860,21 +860,31 @@ func downstreamResult(res mcp.Result) mcp.Result {
 	case *mcp.CallToolResult:
 		return &mcp.CallToolResult{Meta: stripMeta(r.Meta), Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
 	case *mcp.ReadResourceResult:
-		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: r.Cacheable, Contents: r.Contents}
+		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: cacheable(r.Cacheable), Contents: r.Contents}
 	case *mcp.GetPromptResult:
 		return &mcp.GetPromptResult{Meta: stripMeta(r.Meta), Description: r.Description, Messages: r.Messages}
 	case *mcp.ListToolsResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListResourcesResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListResourceTemplatesResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListPromptsResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.CompleteResult:
 		r.Meta, r.ResultType = stripMeta(r.Meta), ""
 	}
 	return res
+}
+
+// cacheable is a result's cache hints as the SDK sends them, which it
+// always does: an unset scope is "public", its default (a server of the
+// initialize era sets none; clients refuse an empty scope).
+func cacheable(c mcp.Cacheable) mcp.Cacheable {
+	if c.CacheScope == "" {
+		c.CacheScope = "public"
+	}
+	return c
 }
 
 // stripMeta is m without the per-hop protocol fields (nil when nothing is
