@@ -306,3 +306,30 @@ func TestHungServerIsReplaced(t *testing.T) {
 		t.Fatalf("after the hang the call reached the same pid %s", second)
 	}
 }
+
+// A 2026-07-28 client, which cannot be sent requests, still answers an
+// initialize-era server's sampling, elicitation and roots: each becomes an
+// input_required result, and the client's retry carries the answer back.
+func TestModernClientAnswersTheServer(t *testing.T) {
+	e := newEnv(t)
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from modern"}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///modern"})
+	cs, _ := e.connectClient(c)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	if got := callText(t, cs, "sample", map[string]any{"message": "x"}); got != "sampled: from modern" {
+		t.Fatalf("sampling through input_required = %q", got)
+	}
+	if got := callText(t, cs, "roots", nil); got != "file:///modern" {
+		t.Fatalf("roots through input_required = %q", got)
+	}
+	if got := callText(t, cs, "echo", map[string]any{"message": "plain"}); got != "plain" {
+		t.Fatalf("echo = %q", got)
+	}
+}
