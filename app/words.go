@@ -105,7 +105,7 @@ func demandWords(s *supervisor.ServerState, now time.Time) []string {
 		}
 	}
 	if s.WaitsForClient {
-		parts = append(parts, "starts with its next client")
+		parts = append(parts, "waits for a client")
 	}
 	return parts
 }

@@ -17,7 +17,7 @@ func TestStateDetailDemand(t *testing.T) {
 		want string
 	}{
 		{supervisor.ServerState{Name: "b", Server: srv, State: supervisor.StateStopped, WaitsForClient: true},
-			"stopped, starts with its next client"},
+			"stopped, waits for a client"},
 		{supervisor.ServerState{Name: "b", Server: srv, State: supervisor.StateReady, Clients: 3, IdleStop: 10 * time.Minute, LastUse: now.Add(-3 * time.Minute)},
 			"ready, 3 clients, idle stop in 7m0s"},
 		{supervisor.ServerState{Name: "b", Server: srv, State: supervisor.StateReady, Clients: 1, Instances: 2},
