@@ -235,24 +235,7 @@ func (u *unit) startableLocked() error {
 
 // Start starts a stopped server, or one that gave up (crash-looping, failed,
 // in backoff: at once). It returns before the server is up; watch Changes.
-func (s *Supervisor) Start(name string) error {
-	u, err := s.lookup(name)
-	if err != nil {
-		return err
-	}
-	u.mu.Lock()
-	err = u.startableLocked()
-	u.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	now := s.opts.Clock.Now()
-	u.command(func() {
-		u.want, u.userStart = true, true
-		u.userStopped, u.idleStopped, u.lastUse = false, false, now
-	})
-	return nil
-}
+func (s *Supervisor) Start(name string) error { return s.start(name, false) }
 
 // Stop stops a server (and everything it started) and keeps it stopped.
 func (s *Supervisor) Stop(name string) error {
@@ -269,7 +252,11 @@ func (s *Supervisor) Stop(name string) error {
 
 // Restart stops a server if it runs and starts it again, forgetting its
 // crash history.
-func (s *Supervisor) Restart(name string) error {
+func (s *Supervisor) Restart(name string) error { return s.start(name, true) }
+
+// start is a person's Start (or Restart): it counts as a use, and undoes
+// a stop by request or by idle_stop.
+func (s *Supervisor) start(name string, restart bool) error {
 	u, err := s.lookup(name)
 	if err != nil {
 		return err
@@ -282,7 +269,7 @@ func (s *Supervisor) Restart(name string) error {
 	}
 	now := s.opts.Clock.Now()
 	u.command(func() {
-		u.want, u.userStart, u.restart = true, true, true
+		u.want, u.userStart, u.restart = true, true, u.restart || restart
 		u.userStopped, u.idleStopped, u.lastUse = false, false, now
 	})
 	return nil
