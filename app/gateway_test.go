@@ -21,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/control"
+	"mcptray/gateway"
+	"mcptray/registry"
 )
 
 // referenceServer builds the go-sdk's conformance everything-server (the
@@ -113,6 +115,22 @@ func TestGatewayConformance(t *testing.T) {
 	t.Logf("the server's own HTTP mode: %d/%d; through mcptray's gateway (stdio upstream): %d/%d", directPassed, directTotal, gwPassed, gwTotal)
 	if gwPassed != directPassed || gwTotal != directTotal || gwPassed != gwTotal {
 		t.Fatalf("through the gateway %d/%d, direct %d/%d\ngateway run:\n%s\ndirect run:\n%s", gwPassed, gwTotal, directPassed, directTotal, tail(gwOut, 40), tail(directOut, 20))
+	}
+}
+
+// [settings] gateway_port is the port of the daemon's URLs; without it
+// the port is gateway.DefaultPort, which registry's default is.
+func TestGatewayPortSetting(t *testing.T) {
+	if registry.DefaultGatewayPort != gateway.DefaultPort {
+		t.Fatalf("registry.DefaultGatewayPort %d, gateway.DefaultPort %d", registry.DefaultGatewayPort, gateway.DefaultPort)
+	}
+	d := newDaemonEnv(t)
+	port := freePort(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[settings]\ngateway_port = %d\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", port, d.bin))
+	d.startDaemon()
+	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	if u := d.gatewayURL("demo"); !strings.HasPrefix(u, fmt.Sprintf("http://127.0.0.1:%d/", port)) {
+		t.Errorf("gateway URL %s, want port %d", u, port)
 	}
 }
 
