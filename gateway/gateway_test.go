@@ -48,7 +48,7 @@ func TestSessionsShareOneProcess(t *testing.T) {
 			t.Fatalf("echo = %q", got)
 		}
 		tools, err := cs.ListTools(context.Background(), nil)
-		if err != nil || len(tools.Tools) != 7 {
+		if err != nil || len(tools.Tools) != 8 {
 			t.Fatalf("tools/list = %v, %v", tools, err)
 		}
 		rd, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://r"})
@@ -376,4 +376,37 @@ func TestUnsharedServerGetsAProcessPerSession(t *testing.T) {
 	}
 	hangA()
 	waitFor(t, "the instance of the session that left to go", func() bool { return instances() == 1 })
+}
+
+// A 2026-07-28 client asked for input by a request the server made on its
+// own (not for the call in flight) still gets its call's result, also when
+// the call ended before the client's retry.
+func TestModernClientAndAServersOwnRequest(t *testing.T) {
+	e := newEnv(t)
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	// The client's retries are the test's: no SDK retry loop.
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	c.AddRoots(&mcp.Root{URI: "file:///modern"})
+	cs, _ := e.connectClient(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// roots_later asks for roots 30 ms after it returns, while slow runs.
+	callText(t, cs, "roots_later", nil)
+	args := map[string]any{"steps": 5}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.InputRequests) != 1 || res.RequestState == "" {
+		t.Fatalf("slow answered %+v; want the server's roots/list as an input request", res)
+	}
+	waitFor(t, "the call to end upstream", func() bool { return e.gw.Servers()[0].Usage.Tools["slow"].Calls == 1 })
+	responses := mcp.InputResponseMap{}
+	for k := range res.InputRequests {
+		responses[k] = &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///modern"}}}
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: args, InputResponses: responses, RequestState: res.RequestState})
+	if err != nil || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "done" {
+		t.Fatalf("the retry after the call ended = %+v, %v; want the call's result", res, err)
+	}
 }

@@ -105,6 +105,14 @@ func serveTestServer() {
 		}
 		return text(strings.Join(uris, ",")), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots_later"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		ss := req.Session
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			_, _ = ss.ListRoots(context.Background(), nil)
+		}()
+		return text("later"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "debug " + in.Message})

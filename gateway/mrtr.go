@@ -24,6 +24,9 @@ import (
 // is cancelled upstream.
 const abandonAfter = 5 * time.Minute
 
+// keepEnded is how long an ended round trip still answers a retry.
+const keepEnded = time.Minute
+
 // roundTrip is one upstream request of a 2026-07-28 client, across the
 // client's retries.
 type roundTrip struct {
@@ -100,9 +103,15 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 		defer cancel()
 		rt.res, rt.err = h.relayCall(upCtx, c, method, params)
 		close(rt.done)
-		h.mu.Lock()
-		delete(h.trips, rt.state)
-		h.mu.Unlock()
+		// A retry may still come: the server's request that made the
+		// result input_required can be one it made on its own, not for
+		// this call, and the call may have ended meanwhile. The retry then
+		// gets the call's result.
+		time.AfterFunc(keepEnded, func() {
+			h.mu.Lock()
+			delete(h.trips, rt.state)
+			h.mu.Unlock()
+		})
 	}()
 	return h.awaitTrip(ctx, rt, method)
 }
