@@ -24,17 +24,18 @@ Installing twice changes nothing. A file that does not parse is refused and
 left untouched, and so is a file the client itself would refuse (a trailing
 comma in Gemini's settings.json).
 
-` + routeHelp + ` An entry that changes route is said
-("NAME: direct entry (npx -y pkg) → through mcptray (mcptray connect
-NAME)", and the reverse with --direct); --dry-run says it and writes
-nothing.
+` + routeHelp + `
 
-Direct entries' secrets: references in the client's
-syntax; literal values are written as they are. A reference the client
-cannot express keeps the working value the file already holds, else gets a
-placeholder (Codex: forwarded by name with env_vars), with a warning. The
-diff masks the secrets of every entry in the file, not only the ones
-written (--reveal-secrets shows them).
+An entry that changes route is said ("NAME: direct entry (npx -y pkg) →
+through mcptray (mcptray connect NAME)", and the reverse with --direct);
+--dry-run says it and writes nothing.
+
+Direct entries' secrets: references in the client's syntax; literal values
+are written as they are. A reference the client cannot express keeps the
+working value the file already holds, else gets a placeholder (Codex:
+forwarded by name with env_vars), with a warning. The diff masks the
+secrets of every entry in the file, not only the ones written
+(--reveal-secrets shows them).
 
 ` + clientTable(),
 		flags: cmdInstall,
