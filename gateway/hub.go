@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -216,6 +217,9 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 			}
 			h.noteUpstream(u)
 			res, err = send(ctx, cs, method, up)
+			if err == nil {
+				res = downstreamResult(res)
+			}
 			if err != nil && ctx.Err() == nil && !answered(err) && endsSoon(h.doneOf(cs)) {
 				return errUpstreamGone
 			}
@@ -457,6 +461,7 @@ func (h *hub) handlers() *healthcheck.ClientHandlers {
 		Progress:            h.onProgress,
 		Log:                 h.onLog,
 		Elicit:              h.onElicit,
+		RelayElicit:         true,
 		ElicitationComplete: h.onElicitationComplete,
 		Sample:              h.onSample,
 		ListRoots:           h.onListRoots,
@@ -522,8 +527,44 @@ func (h *hub) onElicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitRes
 			h.elicits[p.ElicitationID] = cl
 			h.mu.Unlock()
 		}
-		return cl.ss.Elicit(ctx, p)
+		q := *p
+		q.RequestedSchema = elicitSchema(p.RequestedSchema)
+		return cl.ss.Elicit(ctx, &q)
 	})
+}
+
+// elicitSchema is a requested schema the SDK sends on: a titled
+// multi-select's items lose a "type" beside their anyOf (the
+// specification's form has none, and the SDK refuses it), nothing else
+// changes.
+func elicitSchema(schema any) any {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return schema
+	}
+	props, ok := m["properties"].(map[string]any)
+	if !ok {
+		return schema
+	}
+	out := maps.Clone(m)
+	np := maps.Clone(props)
+	for name, p := range props {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		items, ok := pm["items"].(map[string]any)
+		if _, has := items["anyOf"]; !ok || !has || items["type"] == nil {
+			continue
+		}
+		ni := maps.Clone(items)
+		delete(ni, "type")
+		npm := maps.Clone(pm)
+		npm["items"] = ni
+		np[name] = npm
+	}
+	out["properties"] = np
+	return out
 }
 
 func (h *hub) onElicitationComplete(id string) {
@@ -788,4 +829,40 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 	if !first && !slices.Equal(old, names) {
 		h.onListChanged("notifications/tools/list_changed")
 	}
+}
+
+// downstreamResult is a server's result as a client session is sent it:
+// without what belongs to the upstream hop (the 2026-07-28 result type and
+// io.modelcontextprotocol/ fields of _meta); the front adds its own for a
+// session of that revision.
+func downstreamResult(res mcp.Result) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return &mcp.CallToolResult{Meta: stripMeta(r.Meta), Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
+	case *mcp.ReadResourceResult:
+		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: r.Cacheable, Contents: r.Contents}
+	case *mcp.GetPromptResult:
+		return &mcp.GetPromptResult{Meta: stripMeta(r.Meta), Description: r.Description, Messages: r.Messages}
+	case *mcp.ListToolsResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.ListResourcesResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.ListResourceTemplatesResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.ListPromptsResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	case *mcp.CompleteResult:
+		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+	}
+	return res
+}
+
+// stripMeta is m without the per-hop protocol fields (nil when nothing is
+// left).
+func stripMeta(m mcp.Meta) mcp.Meta {
+	out := upstreamMeta(m)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

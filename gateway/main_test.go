@@ -140,8 +140,9 @@ func (c *checker) Connect(ctx context.Context, t healthcheck.Target) (supervisor
 	gw := c.gw()
 	name := t.Server.Name
 	s, err := healthcheck.Connect(ctx, t, &healthcheck.Options{
-		Client: gw.Handlers(name),
-		Trace:  func(f healthcheck.Frame) { gw.Trace(name, f) },
+		Client:       gw.Handlers(name),
+		PreferLegacy: true,
+		Trace:        func(f healthcheck.Frame) { gw.Trace(name, f) },
 	})
 	if err != nil {
 		return nil, err

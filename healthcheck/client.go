@@ -21,6 +21,11 @@ type ClientHandlers struct {
 	// declared). The SDK checks an accepted form's content against the
 	// requested schema.
 	Elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// RelayElicit hands Elicit the request as the server sent it: the
+	// SDK's checks of the schema (stricter than the specification: it
+	// refuses a titled multi-select whose items say "type": "string") and
+	// of the answer are left to whoever answers.
+	RelayElicit bool
 	// ElicitationComplete receives notifications/elicitation/complete.
 	ElicitationComplete func(elicitationID string)
 	// Sample answers sampling/createMessage; nil leaves sampling undeclared.
@@ -103,13 +108,18 @@ func newSDKClient(o Options) *mcp.Client {
 	}
 	c := mcp.NewClient(impl, co)
 	c.AddRoots(h.Roots...)
-	if h.ListRoots != nil {
+	if h.ListRoots != nil || (h.RelayElicit && h.Elicit != nil) {
 		// The SDK answers roots/list from a fixed list; this one is asked
-		// each time.
+		// each time. A relayed elicitation skips the SDK's checks.
 		c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "roots/list" {
+				switch {
+				case method == "roots/list" && h.ListRoots != nil:
 					return h.ListRoots(ctx)
+				case method == "elicitation/create" && h.RelayElicit && h.Elicit != nil:
+					if p, ok := req.GetParams().(*mcp.ElicitParams); ok {
+						return h.Elicit(ctx, p)
+					}
 				}
 				return next(ctx, method, req)
 			}
