@@ -37,10 +37,6 @@ func addRouteFlags(fs *flag.FlagSet) *routeFlags {
 	}
 }
 
-// gatewayPort is the local endpoint's port for cfg: the default until
-// registry.Settings has gateway_port, which then takes its place here.
-func gatewayPort(*registry.Config) int { return gateway.DefaultPort }
-
 // apply sets o.Gateway for cfg unless --direct; the warnings are about the
 // binary the entries name.
 func (f *routeFlags) apply(env *Env, cfg *registry.Config, o *clients.Options) (warnings []string, err error) {
@@ -60,7 +56,7 @@ func (f *routeFlags) apply(env *Env, cfg *registry.Config, o *clients.Options) (
 		if err != nil {
 			return nil, err
 		}
-		port := gatewayPort(cfg)
+		port := gatewayPort(cfg) // the port the daemon listens on (app/gateway.go)
 		g.Key = key
 		g.URL = func(name string) string { return gateway.URL(port, key, name) }
 	}

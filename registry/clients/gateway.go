@@ -69,6 +69,13 @@ func (b *builder) gatewayCommand(name string) string {
 func (b *builder) throughGateway(src *registry.Server) *built {
 	c, g := b.c, b.o.Gateway
 	s := &registry.Server{Name: src.Name, Description: src.Description}
+	if src.Disabled || !src.Autostart {
+		why := "autostart = false"
+		if src.Disabled {
+			why = "disabled = true"
+		}
+		b.warn("servers.%s has %s: mcptray does not start it, so the client reaches it only while it runs (start it from the tray or with `mcptray start %s`)", s.Name, why, s.Name)
+	}
 	if g.UseURL && !c.takesURL() {
 		b.warn("%s's file runs stdio entries only: servers.%s goes through `mcptray connect`, not the URL", c.Name, s.Name)
 	}

@@ -310,3 +310,23 @@ func TestInstallURLMasksKey(t *testing.T) {
 		t.Errorf("revealed diff lacks the key:\n%s", ch.Diff())
 	}
 }
+
+// TestGatewayStoppedServer: an entry through mcptray for a server mcptray
+// does not start says so.
+func TestGatewayStoppedServer(t *testing.T) {
+	c, _ := Lookup("cursor")
+	for _, s := range []*registry.Server{
+		{Name: "manual", Command: "x"},
+		{Name: "off", Command: "x", Autostart: true, Disabled: true},
+		{Name: "on", Command: "x", Autostart: true},
+	} {
+		res, err := c.Snippet([]*registry.Server{s}, gatewayOpts("linux", false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(strings.Join(res.Warnings, "\n"), "servers."+s.Name+" has ")
+		if want := s.Name != "on"; said != want {
+			t.Errorf("%s: warned %v, want %v: %q", s.Name, said, want, res.Warnings)
+		}
+	}
+}

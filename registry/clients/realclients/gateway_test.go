@@ -7,26 +7,35 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"mcptray/control"
 	"mcptray/gateway"
 )
-
-// hasBridge reports whether the mcptray under test has `mcptray connect`,
-// through which a client reaches the servers mcptray supervises.
-func hasBridge(t *testing.T, mcptray string) bool {
-	_, _, err := run(context.Background(), t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, mcptray, "connect", "--help")
-	return err == nil
-}
 
 // testThroughMcptray: `mcptray install --client X` (entries through
 // mcptray, the default) over the direct entries of an earlier install says
 // each switch, and the client reads back `/path/to/mcptray connect
 // --config CFG NAME` for every server, stdio and remote alike, with none of
-// the server's env, headers or URL; then `install --url`: the client reads
-// back each server's URL on the local endpoint, and mcptray never prints
-// the key.
+// the server's env, headers or URL, and connects to each through the daemon
+// the first bridge starts; then `install --url`: the client reads back each
+// server's URL on the local endpoint (not its connection: the daemons of
+// the clients tested at once share the default port, so all but one listen
+// on another), and mcptray never prints the key.
 func testThroughMcptray(t *testing.T, f *fixture, c *client) {
 	h := f.newHome(t, c)
+	t.Cleanup(h.stopDaemon)
+	// mcptray runs the servers now, so mcptray resolves their references:
+	// the daemon a bridge starts reads the login shell's environment, where
+	// a person keeps such variables (Codex and Gemini CLI do not pass these
+	// on to the bridge they start).
+	writeFile(t, h.cfg, strings.ReplaceAll(serversTOML(h.servers), "autostart = false", "autostart = true"))
+	writeFile(t, filepath.Join(h.dir, ".profile"), fmt.Sprintf("export %s=%s %s=%s\n", keyVar, f.key, tokenVar, f.token))
+	shell := "/bin/sh"
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		shell = "/bin/bash"
+	}
+	h.extraEnv = []string{"SHELL=" + shell}
 	h.mcptray("install", "--direct", "--client", c.id, "--config", h.cfg)
 	out, warnings := h.mcptray("install", "--client", c.id, "--config", h.cfg)
 	t.Logf("mcptray install --client %s:\n%sstderr:\n%s", c.id, out, warnings)
@@ -40,20 +49,10 @@ func testThroughMcptray(t *testing.T, f *fixture, c *client) {
 			t.Errorf("install does not say that %s switches (want %q)", s.name, want)
 		}
 	}
-	bridge := hasBridge(t, f.mcptray)
-	if !bridge {
-		t.Logf("this mcptray has no `connect` yet: the clients' entries are read back, their connections not checked")
-	}
-	read := func() map[string]entry {
-		if bridge {
-			return h.entries(names(h.servers))
-		}
-		return h.c.entries(h) // asking again would not make them connect
-	}
-	got := read()
+	got := h.entries(names(h.servers))
 	for _, s := range h.servers {
 		want := entry{transport: "stdio", command: exe, args: []string{"connect", "--config", h.cfg, s.name}, status: c.connected}
-		checkGatewayEntry(t, c, s.name, want, got[s.name], bridge)
+		checkGatewayEntry(t, c, s.name, want, got[s.name], true)
 	}
 
 	out, warnings = h.mcptray("install", "--url", "--client", c.id, "--config", h.cfg)
@@ -72,6 +71,29 @@ func testThroughMcptray(t *testing.T, f *fixture, c *client) {
 	for _, s := range h.servers {
 		want := entry{transport: "http", url: gateway.URL(gateway.DefaultPort, key, s.name)}
 		checkGatewayEntry(t, c, s.name, want, got[s.name], false)
+	}
+}
+
+// stopDaemon ends the daemon the clients' bridges started, if any, and
+// with it the servers it runs.
+func (h *home) stopDaemon() {
+	// The control socket's folder in h (os.UserCacheDir()/mcptray).
+	for _, dir := range []string{filepath.Join(h.dir, ".cache", "mcptray"), filepath.Join(h.dir, "Library", "Caches", "mcptray")} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := control.Dial(ctx, &control.ClientOptions{Socket: filepath.Join(dir, control.SocketName)})
+		cancel()
+		if err != nil {
+			continue
+		}
+		pid := c.Info().PID
+		if !endProcess(pid, 30*time.Second) {
+			h.t.Errorf("the daemon the bridges started (pid %d) did not stop", pid)
+		}
+		if h.t.Failed() {
+			if log, err := os.ReadFile(filepath.Join(dir, "daemon.log")); err == nil {
+				h.t.Logf("daemon.log:\n%s", log)
+			}
+		}
 	}
 }
 

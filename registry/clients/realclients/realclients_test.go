@@ -160,15 +160,17 @@ func names(servers []server) []string {
 // home is a throwaway home folder with a project folder in it, where one
 // client and mcptray run as a new user's would.
 type home struct {
-	t       *testing.T
-	f       *fixture
-	c       *client
-	dir     string
-	proj    string
-	cfg     string // servers.toml
-	probe   string // where the probe server records its environment
-	auth    *authProxy
-	servers []server
+	t     *testing.T
+	f     *fixture
+	c     *client
+	dir   string
+	proj  string
+	cfg   string // servers.toml
+	probe string // where the probe server records its environment
+	// extraEnv is added to env.
+	extraEnv []string
+	auth     *authProxy
+	servers  []server
 }
 
 func (f *fixture) newHome(t *testing.T, c *client) *home {
@@ -217,6 +219,7 @@ func (h *home) env(secrets bool) []string {
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}
+	env = append(env, h.extraEnv...)
 	if secrets {
 		env = append(env, keyVar+"="+h.f.key, tokenVar+"="+h.f.token)
 	}
