@@ -27,7 +27,6 @@ type built struct {
 	srv     *registry.Server // the effective server (strings already converted)
 	entry   obj
 	bridged bool
-	gateway bool // reaches mcptray (connect or the local endpoint)
 	// Codex forwards secrets by variable name.
 	envVars    []string
 	bearerVar  string

@@ -92,7 +92,7 @@ func (b *builder) throughGateway(src *registry.Server) *built {
 	} else {
 		s.Command, s.Args = b.gatewayCommand(s.Name), g.Args(s.Name)
 	}
-	bs := &built{name: s.Name, srv: s, gateway: true}
+	bs := &built{name: s.Name, srv: s}
 	bs.entry = b.entry(bs)
 	return bs
 }
