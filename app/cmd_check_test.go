@@ -56,9 +56,15 @@ func testServers(t *testing.T) string {
 	}
 	everything := filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(everything); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("server-everything not installed (%v); `make test` installs it", err)
+		}
 		t.Skipf("server-everything not installed (%v); `make test` installs it", err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node not on PATH")
+		}
 		t.Skip("node not on PATH")
 	}
 	abs, _ := filepath.Abs(everything)

@@ -280,3 +280,29 @@ func TestRestartKeepsSessions(t *testing.T) {
 	}
 	_ = supervisor.StateReady
 }
+
+// A hung server (SIGSTOP) is found by its probes and replaced; the
+// session survives: the call in flight fails saying the server restarted,
+// the next one reaches the new process.
+func TestHungServerIsReplaced(t *testing.T) {
+	e := newEnvWith(t, func(o *supervisor.Options) {
+		o.ProbeInterval, o.ProbeTimeout, o.FailureThreshold = 100*time.Millisecond, 300*time.Millisecond, 1
+		o.StopGrace, o.KillGrace = 50*time.Millisecond, 50*time.Millisecond
+	})
+	cs := e.connect(nil, "c")
+	first := callText(t, cs, "pid", nil)
+	pid := e.pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "stuck"}})
+	if err == nil || !strings.Contains(err.Error(), "restarted while this request was in flight") {
+		t.Fatalf("a call to the stopped server ended with %v; want the restart named", err)
+	}
+	if second := callText(t, cs, "pid", nil); second == first {
+		t.Fatalf("after the hang the call reached the same pid %s", second)
+	}
+}

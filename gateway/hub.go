@@ -29,8 +29,9 @@ type hub struct {
 
 	mu       sync.Mutex // protects the fields below
 	front    *mcp.Server
-	frontID  string        // identity key front was made for
-	fronts   []*mcp.Server // every front that may still have sessions
+	frontID  string             // identity key front was made for
+	frontCS  *mcp.ClientSession // the upstream session front was last checked against
+	fronts   []*mcp.Server      // every front that may still have sessions
 	sessions map[*mcp.ServerSession]*client
 	inflight []*call          // in the order they were sent
 	progress map[string]*call // by the token sent upstream
@@ -75,13 +76,32 @@ func (h *hub) frontFor(ctx context.Context) (*mcp.Server, error) {
 		if err != nil {
 			return err
 		}
-		front = h.frontOf(identityOf(up.Client()))
+		front = h.frontFor1(up.Client())
 		return nil
 	})
 	if err != nil {
 		return nil, h.rpcError(ctx, err)
 	}
 	return front, nil
+}
+
+// frontFor1 is the front for upstream session cs (its identity is read
+// once per session: the HTTP endpoint asks on every request).
+func (h *hub) frontFor1(cs *mcp.ClientSession) *mcp.Server {
+	h.mu.Lock()
+	if h.front != nil && h.frontCS == cs {
+		f := h.front
+		h.mu.Unlock()
+		return f
+	}
+	h.mu.Unlock()
+	f := h.frontOf(identityOf(cs))
+	h.mu.Lock()
+	if h.front == f {
+		h.frontCS = cs
+	}
+	h.mu.Unlock()
+	return f
 }
 
 // frontOf returns the front for id, making it when the upstream's
@@ -239,15 +259,15 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 }
 
 // use runs fn with the server's live session like [Upstreams.Use], and
-// rides out a restart: while the server waits out its backoff, or is
-// starting again, the request waits with it (bounded by the client's own
+// rides out a restart: while the server is being restarted (unhealthy,
+// or waiting out its backoff), the request waits with it (bounded by the client's own
 // deadline) instead of failing.
 func (h *hub) use(ctx context.Context, fn func(ctx context.Context, sess supervisor.Session) error) error {
 	for {
 		ch := h.g.up.Watch()
 		err := h.g.up.Use(ctx, h.name, fn)
 		var nr *supervisor.NotReadyError
-		if !errors.As(err, &nr) || nr.State != supervisor.StateBackoff {
+		if !errors.As(err, &nr) || (nr.State != supervisor.StateBackoff && nr.State != supervisor.StateUnhealthy) {
 			return err
 		}
 		select {
@@ -840,21 +860,31 @@ func downstreamResult(res mcp.Result) mcp.Result {
 	case *mcp.CallToolResult:
 		return &mcp.CallToolResult{Meta: stripMeta(r.Meta), Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
 	case *mcp.ReadResourceResult:
-		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: r.Cacheable, Contents: r.Contents}
+		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: cacheable(r.Cacheable), Contents: r.Contents}
 	case *mcp.GetPromptResult:
 		return &mcp.GetPromptResult{Meta: stripMeta(r.Meta), Description: r.Description, Messages: r.Messages}
 	case *mcp.ListToolsResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListResourcesResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListResourceTemplatesResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListPromptsResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.CompleteResult:
 		r.Meta, r.ResultType = stripMeta(r.Meta), ""
 	}
 	return res
+}
+
+// cacheable is a result's cache hints as the SDK sends them, which it
+// always does: an unset scope is "public", its default (a server of the
+// initialize era sets none; clients refuse an empty scope).
+func cacheable(c mcp.Cacheable) mcp.Cacheable {
+	if c.CacheScope == "" {
+		c.CacheScope = "public"
+	}
+	return c
 }
 
 // stripMeta is m without the per-hop protocol fields (nil when nothing is
