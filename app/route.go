@@ -65,16 +65,14 @@ func (f *routeFlags) apply(env *Env, cfg *registry.Config, o *clients.Options) (
 }
 
 // installedBinary is the mcptray binary entries through mcptray run: exe
-// (the running one) with symbolic links resolved, so the entry survives an
-// upgrade that moves a link. A binary in a go-build folder is said: `go
+// (the running one) with symbolic links resolved, or the headless build
+// beside it ([HeadlessBinary]). A binary in a go-build folder is said: `go
 // run` deletes it when it exits.
 func installedBinary(exe string) (string, []string) {
 	if exe == "" {
 		exe, _ = os.Executable()
 	}
-	if p, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = p
-	}
+	exe = headlessBeside(exe)
 	if p, err := filepath.Abs(exe); err == nil {
 		exe = p
 	}

@@ -153,14 +153,25 @@ func TestExportInstalledBinary(t *testing.T) {
 	scratchHome(t)
 	cfg := writeConfig(t, clientsConfig)
 	dir := t.TempDir()
+	headless := filepath.Join(dir, "app", HeadlessName)
+	writeFile(t, headless, "#!/bin/sh\n")
+	if err := os.Chmod(headless, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
-		real string
-		warn bool
+		real, want string
+		warn       bool
 	}{
-		{filepath.Join(dir, "opt", "mcptray-1.2", "mcptray"), false},
-		{filepath.Join(dir, "go-build1234", "b001", "exe", "mcptray"), true},
+		{real: filepath.Join(dir, "opt", "mcptray-1.2", "mcptray")},
+		{real: filepath.Join(dir, "go-build1234", "b001", "exe", "mcptray"), warn: true},
+		// The desktop build with the headless one beside it: entries run
+		// the headless one.
+		{real: filepath.Join(dir, "app", "mcptray"), want: headless},
 	} {
 		writeFile(t, tt.real, "#!/bin/sh\n")
+		if tt.want == "" {
+			tt.want = tt.real
+		}
 		link := filepath.Join(t.TempDir(), "mcptray")
 		if err := os.Symlink(tt.real, link); err != nil {
 			t.Fatal(err)
@@ -170,7 +181,7 @@ func TestExportInstalledBinary(t *testing.T) {
 		if code := run(context.Background(), []string{"export", "--client", "cursor", "--config", cfg, "files"}, env); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
-		real, _ := filepath.EvalSymlinks(tt.real)
+		real, _ := filepath.EvalSymlinks(tt.want)
 		var v struct {
 			MCPServers map[string]struct{ Command string } `json:"mcpServers"`
 		}
@@ -178,7 +189,7 @@ func TestExportInstalledBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := v.MCPServers["files"].Command; got != real {
-			t.Errorf("command %q, want the link's target %q", got, real)
+			t.Errorf("command %q, want %q (behind the link %s)", got, real, link)
 		}
 		if said := strings.Contains(errb.String(), "temporary go-build folder"); said != tt.warn {
 			t.Errorf("%s: go-build warning %v, want %v:\n%s", tt.real, said, tt.warn, errb.String())

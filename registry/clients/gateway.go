@@ -112,8 +112,10 @@ func RouteOf(s *registry.Server) Route {
 	if _, _, ok := registry.LocalEndpoint(s.URL); ok {
 		return RouteURL
 	}
+	// mcptray, mcptray.exe, mcptray-headless (the build entries run when it
+	// sits beside the desktop one).
 	base := strings.ToLower(path.Base(strings.ReplaceAll(s.Command, `\`, "/")))
-	if (base == "mcptray" || base == "mcptray.exe") && len(s.Args) > 0 && s.Args[0] == "connect" {
+	if strings.HasPrefix(base, "mcptray") && len(s.Args) > 0 && s.Args[0] == "connect" {
 		return RouteConnect
 	}
 	return RouteDirect

@@ -330,3 +330,22 @@ func TestGatewayStoppedServer(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteOf(t *testing.T) {
+	for _, tt := range []struct {
+		s    registry.Server
+		want Route
+	}{
+		{registry.Server{Command: "/usr/local/bin/mcptray", Args: []string{"connect", "files"}}, RouteConnect},
+		{registry.Server{Command: "/opt/mcptray/mcptray-headless", Args: []string{"connect", "--config", "/x.toml", "files"}}, RouteConnect},
+		{registry.Server{Command: `C:\Program Files\mcptray\mcptray.exe`, Args: []string{"connect", "files"}}, RouteConnect},
+		{registry.Server{Command: "/usr/local/bin/mcptray", Args: []string{"serve-demo"}}, RouteDirect},
+		{registry.Server{Command: "npx", Args: []string{"-y", "connect"}}, RouteDirect},
+		{registry.Server{URL: "http://127.0.0.1:39427/mcp/files/" + testKey}, RouteURL},
+		{registry.Server{URL: "https://mcp.example.com/mcp"}, RouteDirect},
+	} {
+		if got := RouteOf(&tt.s); got != tt.want {
+			t.Errorf("RouteOf(%s) = %s, want %s", commandLine(&tt.s, true), got, tt.want)
+		}
+	}
+}
