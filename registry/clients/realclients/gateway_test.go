@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"mcptray/control"
-	"mcptray/gateway"
+	"mcptray/registry"
 )
 
 // testThroughMcptray: `mcptray install --client X` (entries through
@@ -57,10 +58,11 @@ func testThroughMcptray(t *testing.T, f *fixture, c *client) {
 
 	out, warnings = h.mcptray("install", "--url", "--client", c.id, "--config", h.cfg)
 	t.Logf("mcptray install --url --client %s:\n%sstderr:\n%s", c.id, out, warnings)
-	key, err := gateway.ReadKey(gateway.KeyPath(h.cfg))
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(h.cfg), "gateway.key"))
 	if err != nil {
-		t.Fatalf("install --url made no key: %v", err)
+		t.Fatalf("install --url made no key beside servers.toml: %v", err)
 	}
+	key := strings.TrimSpace(string(data))
 	if strings.Contains(out+warnings, key) {
 		t.Errorf("mcptray install --url printed the local endpoint's key:\n%s%s", out, warnings)
 	}
@@ -69,33 +71,38 @@ func testThroughMcptray(t *testing.T, f *fixture, c *client) {
 	}
 	got = h.c.entries(h) // the endpoint is the daemon's: none runs here
 	for _, s := range h.servers {
-		want := entry{transport: "http", url: gateway.URL(gateway.DefaultPort, key, s.name)}
-		checkGatewayEntry(t, c, s.name, want, got[s.name], false)
+		e := got[s.name]
+		if name, k, ok := registry.LocalEndpoint(e.url); !ok || name != s.name || k != key {
+			t.Errorf("%s: %s holds the URL %q, want %s's on mcptray's local endpoint with the key of gateway.key", c.id, s.name, e.url, s.name)
+		}
+		checkGatewayEntry(t, c, s.name, entry{transport: "http", url: e.url}, e, false)
 	}
 }
 
 // stopDaemon ends the daemon the clients' bridges started, if any, and
 // with it the servers it runs.
 func (h *home) stopDaemon() {
-	// The control socket's folder in h (os.UserCacheDir()/mcptray).
-	for _, dir := range []string{filepath.Join(h.dir, ".cache", "mcptray"), filepath.Join(h.dir, "Library", "Caches", "mcptray")} {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, err := control.Dial(ctx, &control.ClientOptions{Socket: filepath.Join(dir, control.SocketName)})
-		cancel()
-		if err != nil {
-			continue
-		}
-		pid := c.Info().PID
-		if !endProcess(pid, 30*time.Second) {
-			h.t.Errorf("the daemon the bridges started (pid %d) did not stop", pid)
-		}
-		if h.t.Failed() {
-			if log, err := os.ReadFile(filepath.Join(dir, "daemon.log")); err == nil {
-				h.t.Logf("daemon.log:\n%s", log)
+	out, _, err := run(context.Background(), h.proj, h.env(false), h.f.mcptray, "status")
+	m := daemonPID.FindStringSubmatch(out)
+	if err != nil || m == nil {
+		return // none runs
+	}
+	pid, _ := strconv.Atoi(m[1])
+	if !endProcess(pid, 30*time.Second) {
+		h.t.Errorf("the daemon the bridges started (pid %d) did not stop", pid)
+	}
+	if h.t.Failed() {
+		logs, _ := filepath.Glob(filepath.Join(h.dir, "*", "mcptray", "daemon.log"))
+		for _, l := range logs {
+			if data, err := os.ReadFile(l); err == nil {
+				h.t.Logf("%s:\n%s", l, data)
 			}
 		}
 	}
 }
+
+// daemonPID finds the daemon's pid in `mcptray status`.
+var daemonPID = regexp.MustCompile(`(?m)^daemon pid ([0-9]+),`)
 
 // checkGatewayEntry compares what the client holds for name with want, and
 // that it holds nothing of the server's own (env, headers, forwarded
