@@ -213,6 +213,14 @@ func TestCheckServer(t *testing.T) {
 	if st.State != supervisor.StateReady || st.Report == nil || len(st.Report.Tools) == 0 {
 		t.Errorf("demo: %s %v", st.State, st.Diagnosis)
 	}
+	// A server that waits for its first client, or a person, is checked
+	// all the same: the check is its client.
+	for _, mode := range []registry.StartMode{registry.StartLazy, registry.StartManual} {
+		st := CheckServer(context.Background(), nil, &registry.Server{Name: "demo", Command: bin, Args: []string{"serve-demo"}, Start: mode, IdleStop: time.Minute}, 30*time.Second)
+		if st.State != supervisor.StateReady {
+			t.Errorf("start = %q: %s (%s)", mode, st.State, st.Reason)
+		}
+	}
 	st = CheckServer(context.Background(), nil, &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}, 30*time.Second)
 	if st.State == supervisor.StateReady || st.Diagnosis == nil || st.LastExit == nil || st.LastExit.Code != 3 {
 		t.Errorf("quitter: %s %+v %+v", st.State, st.Diagnosis, st.LastExit)

@@ -73,9 +73,10 @@ func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ..
 	return d, nil
 }
 
-// gatewayPort is the local endpoint's configured port.
+// gatewayPort is the local endpoint's configured port: [settings]
+// gateway_port, else registry's default (which is gateway.DefaultPort).
 func gatewayPort(cfg *registry.Config) int {
-	return gateway.DefaultPort
+	return cfg.Settings.WithDefaults().GatewayPort
 }
 
 // run serves the endpoint and follows the servers until ctx ends.

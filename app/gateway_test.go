@@ -21,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/control"
+	"mcptray/gateway"
+	"mcptray/registry"
 )
 
 // referenceServer builds the go-sdk's conformance everything-server (the
@@ -113,6 +115,22 @@ func TestGatewayConformance(t *testing.T) {
 	t.Logf("the server's own HTTP mode: %d/%d; through mcptray's gateway (stdio upstream): %d/%d", directPassed, directTotal, gwPassed, gwTotal)
 	if gwPassed != directPassed || gwTotal != directTotal || gwPassed != gwTotal {
 		t.Fatalf("through the gateway %d/%d, direct %d/%d\ngateway run:\n%s\ndirect run:\n%s", gwPassed, gwTotal, directPassed, directTotal, tail(gwOut, 40), tail(directOut, 20))
+	}
+}
+
+// [settings] gateway_port is the port of the daemon's URLs; without it
+// the port is gateway.DefaultPort, which registry's default is.
+func TestGatewayPortSetting(t *testing.T) {
+	if registry.DefaultGatewayPort != gateway.DefaultPort {
+		t.Fatalf("registry.DefaultGatewayPort %d, gateway.DefaultPort %d", registry.DefaultGatewayPort, gateway.DefaultPort)
+	}
+	d := newDaemonEnv(t)
+	port := freePort(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[settings]\ngateway_port = %d\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", port, d.bin))
+	d.startDaemon()
+	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	if u := d.gatewayURL("demo"); !strings.HasPrefix(u, fmt.Sprintf("http://127.0.0.1:%d/", port)) {
+		t.Errorf("gateway URL %s, want port %d", u, port)
 	}
 }
 
@@ -579,4 +597,47 @@ func descendsFrom(pid, ancestor int) bool {
 		}
 	}
 	return false
+}
+
+// Another user cannot reach the daemon's servers over the control socket:
+// the socket's folder keeps them out, and with the folder and socket
+// opened to everyone, the daemon still refuses the peer by its uid.
+func TestConnectRefusesOtherUsers(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("only root can run a process as another user")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed to make a request as another user (apt install curl)")
+	}
+	d := newDaemonEnv(t)
+	daemon := d.startDaemon()
+	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	asNobody := func() (int, string) {
+		cmd := exec.Command(curl, "-sS", "--max-time", "5", "--unix-socket", d.sock(), "-H", "Connection: Upgrade", "-H", "Upgrade: mcp",
+			"http://mcptray/v1/servers/demo/connect")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		return 0, string(out)
+	}
+	if code, out := asNobody(); code == 0 || strings.Contains(out, "101") {
+		t.Fatalf("uid 65534 reached the socket: exit %d, %s", code, out)
+	}
+	// Open every folder on the way and the socket itself: the uid check
+	// alone now stands between.
+	for p := filepath.Dir(d.sock()); strings.HasPrefix(p, d.dir); p = filepath.Dir(p) {
+		os.Chmod(p, 0o777)
+	}
+	os.Chmod(d.sock(), 0o777)
+	if code, out := asNobody(); code == 0 || strings.Contains(out, "101") || strings.Contains(out, "Switching") {
+		t.Fatalf("uid 65534 got an answer from the daemon: exit %d, %s", code, out)
+	} else {
+		t.Logf("uid 65534, socket opened to everyone: curl exit %d (%s)", code, strings.TrimSpace(out))
+	}
+	if !strings.Contains(daemon.log(), "uid 65534") {
+		t.Fatalf("the daemon did not say it refused uid 65534:\n%s", daemon.log())
+	}
 }
