@@ -69,12 +69,8 @@ func (b *builder) gatewayCommand(name string) string {
 func (b *builder) throughGateway(src *registry.Server) *built {
 	c, g := b.c, b.o.Gateway
 	s := &registry.Server{Name: src.Name, Description: src.Description}
-	if src.Disabled || !src.Autostart {
-		why := "autostart = false"
-		if src.Disabled {
-			why = "disabled = true"
-		}
-		b.warn("servers.%s has %s: mcptray does not start it, so the client reaches it only while it runs (start it from the tray or with `mcptray start %s`)", s.Name, why, s.Name)
+	if why := notStarted(src); why != "" {
+		b.warn("servers.%s has %s: mcptray does not start it for a client, so the client reaches it only while it runs (start it from the tray or with `mcptray start %s`, or set start = \"lazy\" to start it with its first client)", s.Name, why, s.Name)
 	}
 	if g.UseURL && !c.takesURL() {
 		b.warn("%s's file runs stdio entries only: servers.%s goes through `mcptray connect`, not the URL", c.Name, s.Name)
@@ -95,6 +91,20 @@ func (b *builder) throughGateway(src *registry.Server) *built {
 	bs := &built{name: s.Name, srv: s}
 	bs.entry = b.entry(bs)
 	return bs
+}
+
+// notStarted says why mcptray would not start src for a client ("" when it
+// would: with the engine, or lazily with its first client).
+func notStarted(src *registry.Server) string {
+	switch {
+	case src.Disabled:
+		return "disabled = true"
+	case src.StartMode() != registry.StartManual:
+		return ""
+	case src.Start != "":
+		return `start = "manual"`
+	}
+	return "autostart = false"
 }
 
 // Route is how an entry reaches its server.
