@@ -113,7 +113,7 @@ func TestExportThroughMcptray(t *testing.T) {
 		t.Errorf("key shown, or hiding it not said:\n%s\n%s", out, errOut)
 	}
 	out, _, _ = runCLI(t, nil, "export", "--client", "cursor", "--config", cfg, "--url", "--reveal-secrets", "remote")
-	want := gateway.URL(gatewayPort(nil), key, "remote")
+	want := gateway.URL(gateway.DefaultPort, key, "remote")
 	if u := exported(t, c, out)["remote"]["url"]; u != want {
 		t.Errorf("revealed url %v, want %s", u, want)
 	}
@@ -121,6 +121,13 @@ func TestExportThroughMcptray(t *testing.T) {
 	// makes: for the switch lines, masking and import.
 	if name, k, ok := registry.LocalEndpoint(want); !ok || name != "remote" || k != key {
 		t.Errorf("registry.LocalEndpoint(%q) = %q, %q, %v", want, name, k, ok)
+	}
+	// [settings] gateway_port is the port the URL names.
+	ported := filepath.Join(filepath.Dir(cfg), "ported.toml")
+	writeFile(t, ported, "[settings]\ngateway_port = 40123\n\n"+clientsConfig)
+	out, _, _ = runCLI(t, nil, "export", "--client", "cursor", "--config", ported, "--url", "remote")
+	if u, _ := exported(t, c, out)["remote"]["url"].(string); !strings.HasPrefix(u, "http://127.0.0.1:40123/mcp/remote/") {
+		t.Errorf("url %q does not use gateway_port 40123\n%s", u, out)
 	}
 	out, _, _ = runCLI(t, nil, "export", "--client", "claude-code", "--format", "cli", "--config", cfg, "files")
 	if want := "claude mcp add files --transport stdio --scope user -- /usr/local/bin/mcptray connect --config " + cfg + " files\n"; out != want {
