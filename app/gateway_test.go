@@ -410,11 +410,16 @@ func listAll(t *testing.T, cs *mcp.ClientSession) map[string]string {
 }
 
 // withoutProtocolMeta drops the fields a 2026-07-28 session adds to every
-// result (its framing, not the server's content).
+// result (its framing, not the server's content), and the cache hints the
+// go-sdk always sends (an initialize-era server sends none; the gateway,
+// a go-sdk server, sends their defaults).
 func withoutProtocolMeta(s string) string {
 	var v map[string]any
 	if json.Unmarshal([]byte(s), &v) != nil {
 		return canonical(s)
+	}
+	if v["cacheScope"] == "public" {
+		v["cacheScope"] = ""
 	}
 	if m, ok := v["_meta"].(map[string]any); ok {
 		for k := range m {
