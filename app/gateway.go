@@ -133,16 +133,21 @@ func HeadlessBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return headlessBeside(exe), nil
+}
+
+// headlessBeside is [HeadlessBinary] for the binary exe.
+func headlessBeside(exe string) string {
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}
 	ext := filepath.Ext(exe)
 	if strings.TrimSuffix(filepath.Base(exe), ext) == HeadlessName {
-		return exe, nil
+		return exe
 	}
 	sibling := filepath.Join(filepath.Dir(exe), HeadlessName+ext)
 	if fi, err := os.Stat(sibling); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return sibling, nil
+		return sibling
 	}
-	return exe, nil
+	return exe
 }

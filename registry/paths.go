@@ -33,11 +33,18 @@ func Locate(flag string) (Location, error) {
 		p, err := filepath.Abs(ExpandHome(env, homeDir()))
 		return Location{Path: p, Explicit: true, Source: "$" + EnvConfig}, err
 	}
+	p, err := DefaultPath()
+	return Location{Path: p, Source: "default"}, err
+}
+
+// DefaultPath is the config used when neither --config nor $MCPTRAY_CONFIG
+// names one: os.UserConfigDir()/mcptray/servers.toml.
+func DefaultPath() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
-		return Location{}, fmt.Errorf("find the config folder: %w (set $%s or pass --config)", err, EnvConfig)
+		return "", fmt.Errorf("find the config folder: %w (set $%s or pass --config)", err, EnvConfig)
 	}
-	return Location{Path: filepath.Join(dir, "mcptray", "servers.toml"), Source: "default"}, nil
+	return filepath.Join(dir, "mcptray", "servers.toml"), nil
 }
 
 func homeDir() string {
