@@ -422,3 +422,9 @@ func (c *Client) Log(ctx context.Context, name string, since uint64) ([]supervis
 	}
 	return p.Lines, p.Next, nil
 }
+
+// Shutdown asks the daemon to stop every server and exit. It returns once
+// the daemon has agreed; the daemon then stops its servers and exits 0.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, "/v1/shutdown", nil, nil)
+}
