@@ -15,6 +15,21 @@ func Summary(s *supervisor.ServerState) string {
 	return s.Name + ": " + StateDetail(s)
 }
 
+// SummaryWithClients is Summary with the client sessions connected
+// through mcptray after the state ("demo: ready, 3 clients, 3 tools, …");
+// with none it is Summary.
+func SummaryWithClients(s *supervisor.ServerState, clients int) string {
+	if clients <= 0 {
+		return Summary(s)
+	}
+	state, rest, more := strings.Cut(StateDetail(s), ", ")
+	out := s.Name + ": " + state + ", " + Plural(clients, "client")
+	if more {
+		out += ", " + rest
+	}
+	return out
+}
+
 // StateDetail is summary without the name, at the current time.
 func StateDetail(s *supervisor.ServerState) string { return StateDetailAt(s, time.Now()) }
 
