@@ -70,6 +70,7 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	if err != nil {
 		return nil, err
 	}
+	control.ClearStopped(sock)
 	opts := EngineOptions(cfg)
 	opts.Logger = warningLogger(env.Stderr, "mcptray daemon: ")
 	var gwMu sync.Mutex
@@ -96,7 +97,13 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	// run as SIGTERM does.
 	shutdown := make(chan struct{})
 	srv := control.NewServer(eng, &control.ServerOptions{
-		OnShutdown:  sync.OnceFunc(func() { close(shutdown) }),
+		OnShutdown: sync.OnceFunc(func() {
+			// Before any session drops: the bridges must not start another.
+			if err := control.MarkStopped(sock); err != nil {
+				logf("cannot mark the stop for the bridges: %v", err)
+			}
+			close(shutdown)
+		}),
 		Version:     Version,
 		Socket:      sock,
 		OnChange:    p.print,
