@@ -428,3 +428,11 @@ func (c *Client) Log(ctx context.Context, name string, since uint64) ([]supervis
 func (c *Client) Shutdown(ctx context.Context) error {
 	return c.call(ctx, http.MethodPost, "/v1/shutdown", nil, nil)
 }
+
+// FetchInfo asks the daemon who it is now (another daemon may answer on
+// the socket than the one dialled, after a restart).
+func (c *Client) FetchInfo(ctx context.Context) (Info, error) {
+	var info Info
+	err := c.get(ctx, "/v1/info", &info)
+	return info, err
+}

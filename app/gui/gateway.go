@@ -16,6 +16,7 @@ import (
 // sessions, usage and protocol trace of each server (a *control.Client;
 // an in-process engine runs no gateway).
 type gatewaySource interface {
+	FetchInfo(ctx context.Context) (control.Info, error)
 	Gateway(ctx context.Context) (*control.GatewayInfo, error)
 	Trace(ctx context.Context, name string, since uint64) (*control.TracePage, error)
 	FollowTrace(ctx context.Context, name string, since uint64, fn func(gateway.Frame)) error
@@ -116,41 +117,38 @@ func (c *controller) followGateway(ctx context.Context, every time.Duration) {
 type gatewayPoller struct {
 	src       gatewaySource
 	start     func(context.Context) (*control.Client, error)
-	lost      bool      // the last poll failed
 	lastStart time.Time // when it last started a daemon
 }
 
-// poll returns the gateway (nil when it cannot be had) and, when it
-// changed, the pid of the daemon now answering (else 0).
+// poll returns the gateway and the pid of the daemon answering (nil and 0
+// when none does). A daemon gone is started again, at most every
+// daemonRestartEvery.
 func (p *gatewayPoller) poll(ctx context.Context) (*control.GatewayInfo, int) {
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	gi, err := p.src.Gateway(qctx)
-	cancel()
-	if err == nil {
-		pid := 0
-		if p.lost && p.start != nil {
-			// Another daemon may answer now: say whose servers these are.
-			if c, err := p.start(ctx); err == nil {
-				pid = c.Info().PID
-			}
+	gi, err := p.gateway(ctx)
+	if errors.Is(err, control.ErrNoDaemon) && p.start != nil && time.Since(p.lastStart) >= daemonRestartEvery {
+		p.lastStart = time.Now()
+		if _, serr := p.start(ctx); serr == nil {
+			gi, err = p.gateway(ctx)
 		}
-		p.lost = false
-		return gi, pid
 	}
-	p.lost = true
-	if !errors.Is(err, control.ErrNoDaemon) || p.start == nil || time.Since(p.lastStart) < daemonRestartEvery {
-		return nil, 0
-	}
-	p.lastStart = time.Now()
-	dc, err := p.start(ctx)
 	if err != nil {
 		return nil, 0
 	}
-	if gi, err = dc.Gateway(ctx); err != nil {
-		return nil, 0
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// Whose servers these are: another daemon than the one first
+	// attached may answer (started by a bridge after a crash).
+	info, err := p.src.FetchInfo(qctx)
+	if err != nil {
+		return gi, 0
 	}
-	p.lost = false
-	return gi, dc.Info().PID
+	return gi, info.PID
+}
+
+func (p *gatewayPoller) gateway(ctx context.Context) (*control.GatewayInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return p.src.Gateway(ctx)
 }
 
 // setGateway shows a polled gateway (UI thread): the tray's client counts,

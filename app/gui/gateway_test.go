@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -283,7 +284,7 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 	if len(tv.shown) == 0 || !shownWith(paused) || shownWith(gammaCall) {
 		t.Errorf("filter: %d shown", len(tv.shown))
 	}
-	tv.table.Select(widget.TableCellID{Row: 0, Col: 6})
+	tv.table.Select(widget.TableCellID{Row: 0, Col: len(traceColumns) - 1})
 	if !strings.Contains(tv.detail.Text, "while paused") {
 		t.Errorf("selected frame's detail %q", tv.detail.Text)
 	}
@@ -298,7 +299,7 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Stop all servers and quit did not stop the daemon")
 	}
-	if syscall.Kill(demoPID, 0) == nil {
+	if alive(demoPID) {
 		t.Errorf("demo (pid %d) outlived Stop all", demoPID)
 	}
 }
@@ -336,5 +337,186 @@ func TestGUIFallsBackToAnInProcessEngine(t *testing.T) {
 	c.main.selectServer("demo")
 	if got := c.main.clients.none.Text; !strings.Contains(got, "the servers run in this app") {
 		t.Errorf("clients tab: %q", got)
+	}
+}
+
+// lockedBuffer is a buffer a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// runningGUI is `mcptray gui` of a scratch user.
+type runningGUI struct {
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan struct{}
+	err    error
+}
+
+func (u *userEnv) gui(t *testing.T, args ...string) *runningGUI {
+	t.Helper()
+	g := &runningGUI{cmd: exec.Command(u.bin, append([]string{"gui", "--config", u.cfg}, args...)...), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	g.cmd.Env = u.env
+	g.cmd.Stderr = g.stderr
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { g.err = g.cmd.Wait(); close(g.done) }()
+	t.Cleanup(func() { g.cmd.Process.Kill(); <-g.done })
+	return g
+}
+
+func (g *runningGUI) pid() int { return g.cmd.Process.Pid }
+
+// clickMenu clicks the tray item whose label starts with prefix and waits
+// for the app to exit.
+func (g *runningGUI) quitWith(t *testing.T, prefix string) {
+	t.Helper()
+	items, _ := trayMenu(g.pid())
+	i, ok := labelWith(items, prefix)
+	if !ok {
+		t.Fatalf("no tray item %q: %v", prefix, items)
+	}
+	if err := clickItem(g.pid(), items[i].id); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.done:
+		if g.err != nil {
+			t.Errorf("mcptray gui exited with %v\n%s", g.err, g.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not end the app\n%s", prefix, g.stderr)
+	}
+}
+
+// daemonPID is the pid of the daemon answering on the user's socket (0:
+// none).
+func (u *userEnv) daemonPID() int {
+	c, err := control.Dial(context.Background(), &control.ClientOptions{Socket: u.sock()})
+	if err != nil {
+		return 0
+	}
+	return c.Info().PID
+}
+
+// TestTrayClientsEndToEnd runs the real binaries as a user would: the
+// desktop app starts the daemon; three AI clients connect through
+// `mcptray connect demo`; the tray, read over D-Bus, says "demo: ready, 3
+// clients" and where the servers run. Quit leaves the daemon serving the
+// clients; the app started again attaches to it; a daemon killed is
+// replaced (by the app or a bridge) and the tray names the new one; "Stop
+// all servers and quit" stops the daemon, its servers and the bridges.
+// With MCPTRAY_SCREENSHOTS set it photographs the Clients and Trace tabs.
+func TestTrayClientsEndToEnd(t *testing.T) {
+	needDesktop(t)
+	u := newUserEnv(t)
+	t.Cleanup(func() { stopDaemon(u.sock()) })
+	g := u.gui(t)
+	waitMenu(t, g.pid(), "demo ready", func(items []menuItem) bool { _, ok := labelWith(items, "demo: ready"); return ok })
+	first := u.daemonPID()
+	if first == 0 || first == g.pid() || !strings.Contains(g.stderr.String(), fmt.Sprintf("attached to the daemon (pid %d)", first)) {
+		t.Fatalf("the app did not start a daemon: daemon pid %d, app pid %d\n%s", first, g.pid(), g.stderr)
+	}
+	var sessions []*mcp.ClientSession
+	for i, name := range []string{"claude-code", "cursor", "gemini-cli"} {
+		cs, _ := u.connectClient(t, "demo", name)
+		sessions = append(sessions, cs)
+		for j := range 3 * (i + 1) {
+			echo(t, cs, fmt.Sprintf("%s says %d", name, j))
+		}
+	}
+	threeClients := func(items []menuItem) bool { _, ok := labelWith(items, "demo: ready, 3 clients"); return ok }
+	items := waitMenu(t, g.pid(), "demo: ready, 3 clients", threeClients)
+	for _, want := range []string{"Stop all servers and quit", "Quit (servers keep running for your AI clients)"} {
+		if _, ok := labelWith(items, want); !ok {
+			t.Errorf("tray menu lacks %q: %v", want, items)
+		}
+	}
+	if tip := trayProperty(t, g.pid(), "ToolTip"); !strings.Contains(tip, fmt.Sprintf("Servers run in the background service (daemon pid %d)", first)) {
+		t.Errorf("tooltip %s does not say where the servers run", tip)
+	}
+	if dir := os.Getenv("MCPTRAY_SCREENSHOTS"); dir != "" {
+		// The tabs of the 1100×700 window: Clients and Trace follow Latency.
+		id := mainWindowID(t)
+		click := func(x, y int) {
+			if out, err := exec.Command("xdotool", "mousemove", "--window", id, fmt.Sprint(x), fmt.Sprint(y), "click", "1").CombinedOutput(); err != nil {
+				t.Fatalf("xdotool: %v: %s", err, out)
+			}
+		}
+		click(700, 300) // the first click gives the window the pointer
+		click(990, 116)
+		time.Sleep(gatewayPoll + time.Second) // a poll of the sessions
+		screenshot(t, id, filepath.Join(dir, "clients-tab.png"))
+		click(1064, 116)
+		time.Sleep(time.Second) // a few flushes of the followed trace
+		click(640, 321)         // a frame: its body below
+		screenshot(t, id, filepath.Join(dir, "trace-tab.png"))
+	}
+
+	// Quit: the daemon keeps serving the clients.
+	g.quitWith(t, "Quit (servers keep running")
+	if u.daemonPID() != first {
+		t.Fatalf("after Quit the daemon is %d, was %d", u.daemonPID(), first)
+	}
+	echo(t, sessions[0], "after the tray quit")
+
+	// Started again, the app attaches to the same daemon.
+	g = u.gui(t, "--hide")
+	waitMenu(t, g.pid(), "demo: ready, 3 clients again", threeClients)
+	if !strings.Contains(g.stderr.String(), fmt.Sprintf("attached to the daemon (pid %d)", first)) {
+		t.Errorf("the second app did not attach to daemon %d:\n%s", first, g.stderr)
+	}
+
+	// A daemon killed is replaced; the tray says whose servers it shows.
+	syscall.Kill(first, syscall.SIGKILL)
+	var next int
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		next = u.daemonPID()
+		if next != 0 && next != first && strings.Contains(trayProperty(t, g.pid(), "ToolTip"), fmt.Sprintf("(daemon pid %d)", next)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new daemon named in the tray (daemon now %d): %s", next, trayProperty(t, g.pid(), "ToolTip"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	waitMenu(t, g.pid(), "the bridges back on the new daemon", threeClients)
+	echo(t, sessions[1], "on the new daemon")
+	demo := 0
+	if c, err := control.Dial(context.Background(), &control.ClientOptions{Socket: u.sock()}); err == nil {
+		if s, err := c.FetchSnapshot(context.Background()); err == nil && s.Server("demo") != nil {
+			demo = s.Server("demo").PID
+		}
+	}
+
+	// Stop all servers and quit: nothing of it is left.
+	g.quitWith(t, "Stop all servers and quit")
+	for deadline := time.Now().Add(30 * time.Second); alive(next) || (demo > 0 && alive(demo)); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after Stop all: daemon %d alive %v, demo %d alive %v", next, alive(next), demo, alive(demo))
+		}
+	}
+	for _, cs := range sessions {
+		ended := make(chan struct{})
+		go func() { cs.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a bridge outlived Stop all servers and quit")
+		}
+	}
+	if p := u.daemonPID(); p != 0 {
+		t.Errorf("a daemon (pid %d) answers after Stop all servers and quit", p)
 	}
 }

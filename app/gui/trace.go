@@ -26,7 +26,7 @@ const traceViewLimit = 1000
 var traceColumns = []struct {
 	title string
 	width float32
-}{{"Time", 110}, {"Session", 170}, {"Direction", 130}, {"Kind", 100}, {"Method", 170}, {"Took", 80}, {"Body", 900}}
+}{{"Time", 100}, {"Session", 125}, {"Direction", 125}, {"Method", 130}, {"Result", 115}, {"Body", 900}}
 
 // traceView is a server's Trace tab: the protocol frames the daemon
 // exchanged for it (client sessions to mcptray, mcptray to the server, and
@@ -68,7 +68,6 @@ func newTraceView(m *mainWindow, src gatewaySource) *traceView {
 		func() (int, int) { return len(v.shown), len(traceColumns) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
-			l.TextStyle = fyne.TextStyle{Monospace: true}
 			l.Truncation = fyne.TextTruncateEllipsis
 			return l
 		},
@@ -113,7 +112,7 @@ func newTraceView(m *mainWindow, src gatewaySource) *traceView {
 	detail := container.NewVScroll(v.detail)
 	detail.SetMinSize(fyne.NewSize(0, 110))
 	split := container.NewVSplit(v.table, detail)
-	split.Offset = 0.72
+	split.Offset = 0.78
 	v.content = container.NewBorder(container.NewVBox(v.none, bar), v.status, nil, nil, split)
 	if src == nil {
 		showText(v.none, "The protocol trace is kept by the background service, which is not running: the servers run in this app.")
@@ -299,14 +298,13 @@ func (v *traceView) cellText(f gateway.Frame, col int) string {
 	case 2:
 		return f.Dir
 	case 3:
-		return f.Kind
-	case 4:
 		return app.VisibleLine(f.Method)
-	case 5:
+	case 4:
+		// What kind of frame, and for an answer how long it took.
 		if f.Took > 0 {
-			return app.FormatLatency(f.Took)
+			return f.Kind + " " + app.FormatLatency(f.Took)
 		}
-		return ""
+		return f.Kind
 	}
 	body := app.VisibleLine(f.Body)
 	if len(body) > 300 {
@@ -315,18 +313,19 @@ func (v *traceView) cellText(f gateway.Frame, col int) string {
 	return body
 }
 
-// sessionName is a session's id with its client's name, "–" for the
-// server side (relayed requests, health checks).
+// sessionName is a session's number (its id is NAME#n) with its client's
+// name, "–" for the server side (relayed requests, health checks).
 func (v *traceView) sessionName(id string) string {
 	if id == "" {
 		return "–"
 	}
+	short := strings.TrimPrefix(id, v.server)
 	for _, s := range v.m.c.gw[v.server].Sessions {
 		if s.ID == id && s.ClientName != "" {
-			return id + " " + app.VisibleLine(s.ClientName)
+			return short + " " + app.VisibleLine(s.ClientName)
 		}
 	}
-	return app.VisibleLine(id)
+	return app.VisibleLine(short)
 }
 
 // frameDetail is a frame in full, its body indented.
