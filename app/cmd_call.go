@@ -337,7 +337,7 @@ func (o *callOpts) callTarget(env *Env, args []string) (*registry.Config, *regis
 		return nil, nil, nil, usagef("%v", err)
 	}
 	srv := sel[0].Clone()
-	srv.Autostart, srv.Disabled = true, false
+	srv.Start, srv.Autostart, srv.Disabled = registry.StartAuto, true, false
 	return cfg, srv, args[1:], nil
 }
 

@@ -170,7 +170,7 @@ func (d *startedDaemon) exited() (bool, string) {
 // startDaemon starts `mcptray daemon` detached: its own session, no
 // terminal, output to a log file beside the socket.
 func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
-	exe, err := os.Executable()
+	exe, err := HeadlessBinary()
 	if err != nil {
 		return nil, err
 	}

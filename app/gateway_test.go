@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/control"
+	"mcptray/gateway"
+	"mcptray/registry"
 )
 
 // referenceServer builds the go-sdk's conformance everything-server (the
@@ -112,6 +115,22 @@ func TestGatewayConformance(t *testing.T) {
 	t.Logf("the server's own HTTP mode: %d/%d; through mcptray's gateway (stdio upstream): %d/%d", directPassed, directTotal, gwPassed, gwTotal)
 	if gwPassed != directPassed || gwTotal != directTotal || gwPassed != gwTotal {
 		t.Fatalf("through the gateway %d/%d, direct %d/%d\ngateway run:\n%s\ndirect run:\n%s", gwPassed, gwTotal, directPassed, directTotal, tail(gwOut, 40), tail(directOut, 20))
+	}
+}
+
+// [settings] gateway_port is the port of the daemon's URLs; without it
+// the port is gateway.DefaultPort, which registry's default is.
+func TestGatewayPortSetting(t *testing.T) {
+	if registry.DefaultGatewayPort != gateway.DefaultPort {
+		t.Fatalf("registry.DefaultGatewayPort %d, gateway.DefaultPort %d", registry.DefaultGatewayPort, gateway.DefaultPort)
+	}
+	d := newDaemonEnv(t)
+	port := freePort(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[settings]\ngateway_port = %d\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", port, d.bin))
+	d.startDaemon()
+	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	if u := d.gatewayURL("demo"); !strings.HasPrefix(u, fmt.Sprintf("http://127.0.0.1:%d/", port)) {
+		t.Errorf("gateway URL %s, want port %d", u, port)
 	}
 }
 
@@ -332,4 +351,250 @@ func TestConnectFallsBackToTheServer(t *testing.T) {
 	if !strings.Contains(stderr.String(), "running the server directly instead") {
 		t.Fatalf("stderr does not say the server runs directly:\n%s", stderr.String())
 	}
+}
+
+// listAll is everything a session lists, as JSON, pages followed.
+func listAll(t *testing.T, cs *mcp.ClientSession) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out := map[string]string{}
+	add := func(kind string, v any, err error) {
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		b, _ := json.Marshal(v)
+		out[kind] = string(b)
+	}
+	var tools []*mcp.Tool
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tl)
+	}
+	add("tools", tools, nil)
+	var res []*mcp.Resource
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, r)
+	}
+	add("resources", res, nil)
+	var tpl []*mcp.ResourceTemplate
+	for r, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpl = append(tpl, r)
+	}
+	add("templates", tpl, nil)
+	var prompts []*mcp.Prompt
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = append(prompts, p)
+	}
+	add("prompts", prompts, nil)
+	r1, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-sum", Arguments: map[string]any{"a": 2, "b": 3}})
+	add("get-sum", r1, err)
+	r2, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "same"}})
+	add("echo", r2, err)
+	r3, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://resource/static/document/architecture.md"})
+	add("read", r3, err)
+	r4, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "simple-prompt"})
+	add("prompt", r4, err)
+	return out
+}
+
+// withoutProtocolMeta drops the fields a 2026-07-28 session adds to every
+// result (its framing, not the server's content).
+func withoutProtocolMeta(s string) string {
+	var v map[string]any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return canonical(s)
+	}
+	if m, ok := v["_meta"].(map[string]any); ok {
+		for k := range m {
+			if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+				delete(m, k)
+			}
+		}
+		if len(m) == 0 {
+			delete(v, "_meta")
+		}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// canonical is JSON text re-encoded (keys sorted).
+func canonical(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// A go-sdk client through `mcptray connect` sees what it sees direct:
+// the same tools, resources, templates, prompts and results, in either
+// era (server-everything speaks only the initialize era: a 2026-07-28
+// client is bridged).
+func TestConnectIsTransparent(t *testing.T) {
+	everything := testServers(t)
+	d := newDaemonEnv(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
+	d.stopDetachedDaemon()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	directCmd := exec.Command("node", everything, "stdio")
+	var directErr syncBuffer
+	directCmd.Stderr = &directErr
+	// Clients that offer what the gateway offers the server (sampling,
+	// elicitation, roots): server-everything lists tools by what its
+	// client offers.
+	full := func(name string) *mcp.Client {
+		c := mcp.NewClient(&mcp.Implementation{Name: name}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{
+				Sampling:    &mcp.SamplingCapabilities{},
+				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+				RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			},
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+		})
+		c.AddRoots(&mcp.Root{URI: "file:///tmp"})
+		return c
+	}
+	direct, err := full("direct").Connect(ctx, &mcp.CommandTransport{Command: directCmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("server-everything, direct: %v\n%s", err, directErr.String())
+	}
+	defer direct.Close()
+	want := listAll(t, direct)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			cmd := exec.Command(d.bin, "connect", "everything")
+			cmd.Env = d.env
+			cs, err := full("via").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s through the gateway; want %s", got, version)
+			}
+			if a, b := cs.InitializeResult().ServerInfo, direct.InitializeResult().ServerInfo; a.Name != b.Name || a.Version != b.Version {
+				t.Fatalf("serverInfo through the gateway %+v; direct %+v", a, b)
+			}
+			got := listAll(t, cs)
+			for k, w := range want {
+				if g, w := withoutProtocolMeta(got[k]), canonical(w); g != w {
+					t.Errorf("%s through the gateway differs from direct:\n got %s\nwant %s", k, tail(got[k], 5), tail(w, 5))
+				}
+			}
+		})
+	}
+}
+
+// claudeBinary is the pinned Claude Code `make test` installs.
+func claudeBinary(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("MCPTRAY_TEST_CLIENTS")
+	if dir == "" {
+		dir = filepath.Join("..", ".testclients", "node_modules")
+	}
+	bin, _ := filepath.Abs(filepath.Join(dir, ".bin", "claude"))
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Claude Code is not installed (%v); `make test` installs it", err)
+		}
+		t.Skipf("Claude Code is not installed (%v); `make test` installs it", err)
+	}
+	return bin
+}
+
+// The real Claude Code through the gateway: an entry running `mcptray
+// connect everything`, three `claude mcp list` at once, all connected
+// (their handshakes and tools/list went through mcptray), and one process
+// of the server.
+func TestClaudeCodeThroughTheGateway(t *testing.T) {
+	claude := claudeBinary(t)
+	everything := testServers(t)
+	d := newDaemonEnv(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
+	d.stopDetachedDaemon()
+	env := append(slices.Clone(d.env), "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NO_COLOR=1", "TERM=dumb")
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(claude, args...)
+		cmd.Env, cmd.Dir = env, d.dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	entry := fmt.Sprintf(`{"type":"stdio","command":%q,"args":["connect","everything"]}`, d.bin)
+	if out, err := run("mcp", "add-json", "everything", entry); err != nil {
+		t.Fatalf("claude mcp add-json: %v\n%s", err, out)
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, 3)
+	errs := make([]error, 3)
+	for i := range 3 {
+		wg.Go(func() { outs[i], errs[i] = run("mcp", "list") })
+	}
+	wg.Wait()
+	for i := range 3 {
+		if errs[i] != nil || !strings.Contains(outs[i], "everything: "+d.bin+" connect everything - ✔ Connected") {
+			t.Fatalf("claude mcp list #%d: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	var usage control.GatewayServer
+	for _, s := range d.gatewayInfo().Servers {
+		if s.Name == "everything" {
+			usage = s
+		}
+	}
+	if c := usage.Usage.Methods["tools/list"]; c.Calls < 3 || c.Errors > 0 {
+		t.Fatalf("the gateway relayed tools/list %+v; want each of the 3 sessions' through it", c)
+	}
+	// Other tests run server-everything too: count this daemon's.
+	daemon := d.daemonPID()
+	n := 0
+	for _, p := range pidsWith(everything) {
+		if pid, _ := strconv.Atoi(p); descendsFrom(pid, daemon) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the daemon runs %d server-everything processes; want one for every client", n)
+	}
+}
+
+// descendsFrom reports whether pid is a descendant of ancestor.
+func descendsFrom(pid, ancestor int) bool {
+	for i := 0; pid > 1 && i < 64; i++ {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		j := strings.LastIndexByte(s, ')')
+		if j < 0 {
+			return false
+		}
+		var state string
+		fmt.Sscan(s[j+2:], &state, &pid)
+		if pid == ancestor {
+			return true
+		}
+	}
+	return false
 }

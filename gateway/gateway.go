@@ -153,6 +153,7 @@ func (g *Gateway) Trace(name string, f Frame) {
 func (g *Gateway) Run(ctx context.Context) error {
 	for {
 		ch := g.up.Watch()
+		g.refreshSecrets()
 		for _, h := range g.allHubs() {
 			h.followUpstream(ctx)
 		}

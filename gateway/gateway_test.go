@@ -280,3 +280,56 @@ func TestRestartKeepsSessions(t *testing.T) {
 	}
 	_ = supervisor.StateReady
 }
+
+// A hung server (SIGSTOP) is found by its probes and replaced; the
+// session survives: the call in flight fails saying the server restarted,
+// the next one reaches the new process.
+func TestHungServerIsReplaced(t *testing.T) {
+	e := newEnvWith(t, func(o *supervisor.Options) {
+		o.ProbeInterval, o.ProbeTimeout, o.FailureThreshold = 100*time.Millisecond, 300*time.Millisecond, 1
+		o.StopGrace, o.KillGrace = 50*time.Millisecond, 50*time.Millisecond
+	})
+	cs := e.connect(nil, "c")
+	first := callText(t, cs, "pid", nil)
+	pid := e.pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "stuck"}})
+	if err == nil || !strings.Contains(err.Error(), "restarted while this request was in flight") {
+		t.Fatalf("a call to the stopped server ended with %v; want the restart named", err)
+	}
+	if second := callText(t, cs, "pid", nil); second == first {
+		t.Fatalf("after the hang the call reached the same pid %s", second)
+	}
+}
+
+// A 2026-07-28 client, which cannot be sent requests, still answers an
+// initialize-era server's sampling, elicitation and roots: each becomes an
+// input_required result, and the client's retry carries the answer back.
+func TestModernClientAnswersTheServer(t *testing.T) {
+	e := newEnv(t)
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from modern"}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///modern"})
+	cs, _ := e.connectClient(c)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	if got := callText(t, cs, "sample", map[string]any{"message": "x"}); got != "sampled: from modern" {
+		t.Fatalf("sampling through input_required = %q", got)
+	}
+	if got := callText(t, cs, "roots", nil); got != "file:///modern" {
+		t.Fatalf("roots through input_required = %q", got)
+	}
+	if got := callText(t, cs, "echo", map[string]any{"message": "plain"}); got != "plain" {
+		t.Fatalf("echo = %q", got)
+	}
+}

@@ -14,7 +14,6 @@ import (
 // that cannot get there answers every request with why.
 func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer Peer) error {
 	h := g.hub(name)
-	h.refreshSecrets()
 	front, err := h.frontFor(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -37,11 +36,14 @@ func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer 
 	return err
 }
 
-// refreshSecrets takes the server's configured secrets, for the trace to
-// mask.
-func (h *hub) refreshSecrets() {
-	if st := h.state(); st != nil && st.Server != nil {
-		h.trace.setSecrets(st.Server.Secrets())
+// refreshSecrets gives each server's trace the server's configured
+// secrets to mask.
+func (g *Gateway) refreshSecrets() {
+	snap := g.up.Snapshot()
+	for i := range snap.Servers {
+		if srv := snap.Servers[i].Server; srv != nil {
+			g.hub(snap.Servers[i].Name).trace.setSecrets(srv.Secrets())
+		}
 	}
 }
 

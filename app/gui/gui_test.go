@@ -507,6 +507,31 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 }
 
 // An entry with both a command and a url says so, and what saving drops.
+// What the form does not show of an entry (start = "lazy", idle_stop,
+// share = false) is saved as it was; checking "Start with mcptray" makes
+// it start = "auto".
+func TestServerFormKeepsLifecycle(t *testing.T) {
+	test.NewTempApp(t)
+	lazy := &registry.Server{Name: "browser", Command: "npx", Start: registry.StartLazy, IdleStop: 10 * time.Minute, Unshared: true}
+	f := newServerForm(lazy, nil)
+	if f.autostart.Checked {
+		t.Error("a lazy server shows as starting with mcptray")
+	}
+	f.description.SetText("a browser")
+	s, _ := f.server()
+	if s.StartMode() != registry.StartLazy || s.IdleStop != 10*time.Minute || !s.Unshared || s.Description != "a browser" {
+		t.Errorf("edited lazy server = %+v", s)
+	}
+	f.autostart.SetChecked(true)
+	if s, _ := f.server(); s.StartMode() != registry.StartAuto || s.IdleStop != 10*time.Minute {
+		t.Errorf("checked: %+v", s)
+	}
+	old := newServerForm(&registry.Server{Name: "old", Command: "x"}, nil) // autostart = false
+	if s, _ := old.server(); s.StartMode() != registry.StartManual || s.Start != "" {
+		t.Errorf("autostart = false entry: %+v", s)
+	}
+}
+
 func TestServerFormWithCommandAndURL(t *testing.T) {
 	test.NewTempApp(t)
 	f := newServerForm(&registry.Server{Name: "both", Command: "npx", URL: "https://example.com/mcp"}, nil)
