@@ -15,21 +15,6 @@ func Summary(s *supervisor.ServerState) string {
 	return s.Name + ": " + StateDetail(s)
 }
 
-// SummaryWithClients is Summary with the client sessions connected
-// through mcptray after the state ("demo: ready, 3 clients, 3 tools, …");
-// with none it is Summary.
-func SummaryWithClients(s *supervisor.ServerState, clients int) string {
-	if clients <= 0 {
-		return Summary(s)
-	}
-	state, rest, more := strings.Cut(StateDetail(s), ", ")
-	out := s.Name + ": " + state + ", " + Plural(clients, "client")
-	if more {
-		out += ", " + rest
-	}
-	return out
-}
-
 // StateDetail is summary without the name, at the current time.
 func StateDetail(s *supervisor.ServerState) string { return StateDetailAt(s, time.Now()) }
 
@@ -43,6 +28,10 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	}
 	if s.State == supervisor.StateSignIn {
 		parts[0] = "sign-in required"
+	}
+	// The clients right after the state: "demo: ready, 3 clients, …".
+	if s.State.Alive() && s.Clients > 0 {
+		parts = append(parts, Plural(s.Clients, "client"))
 	}
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
@@ -100,7 +89,8 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	return strings.Join(out, ", ")
 }
 
-// demandWords say what clients do with a server: how many hold it, when
+// demandWords say what clients do with a server (how many hold it is said
+// after the state): when
 // idle_stop stops it, whether the next one starts it, and its per-session
 // instances.
 func demandWords(s *supervisor.ServerState, now time.Time) []string {
@@ -110,9 +100,6 @@ func demandWords(s *supervisor.ServerState, now time.Time) []string {
 	}
 	if s.Instances > 0 {
 		parts = append(parts, Plural(s.Instances, "instance"))
-	}
-	if s.State.Alive() && s.Clients > 0 {
-		parts = append(parts, Plural(s.Clients, "client"))
 	}
 	if s.Live() && s.IdleStop > 0 && !s.LastUse.IsZero() {
 		if left := s.LastUse.Add(s.IdleStop).Sub(now); left > 0 {

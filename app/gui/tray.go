@@ -53,7 +53,14 @@ func buildTrayMenu(snap supervisor.Snapshot, clients map[string]int, warning str
 	for _, i := range problemsFirst(snap) {
 		s := &snap.Servers[i]
 		name := s.Name
-		item := fyne.NewMenuItem(app.SummaryWithClients(s, clients[name]), func() { act.showDetails(name) })
+		if n, ok := clients[name]; ok {
+			// The gateway's count of sessions, polled: the one the
+			// Clients tab lists.
+			st := *s
+			st.Clients = n
+			s = &st
+		}
+		item := fyne.NewMenuItem(app.Summary(s), func() { act.showDetails(name) })
 		var sub []*fyne.MenuItem
 		if needsSignIn(s) && act.signIn != nil {
 			sub = append(sub, fyne.NewMenuItem("Sign in…", func() { act.signIn(name) }))
