@@ -410,11 +410,16 @@ func listAll(t *testing.T, cs *mcp.ClientSession) map[string]string {
 }
 
 // withoutProtocolMeta drops the fields a 2026-07-28 session adds to every
-// result (its framing, not the server's content).
+// result (its framing, not the server's content), and the cache hints the
+// go-sdk always sends (an initialize-era server sends none; the gateway,
+// a go-sdk server, sends their defaults).
 func withoutProtocolMeta(s string) string {
 	var v map[string]any
 	if json.Unmarshal([]byte(s), &v) != nil {
 		return canonical(s)
+	}
+	if v["cacheScope"] == "public" {
+		v["cacheScope"] = ""
 	}
 	if m, ok := v["_meta"].(map[string]any); ok {
 		for k := range m {
@@ -597,4 +602,47 @@ func descendsFrom(pid, ancestor int) bool {
 		}
 	}
 	return false
+}
+
+// Another user cannot reach the daemon's servers over the control socket:
+// the socket's folder keeps them out, and with the folder and socket
+// opened to everyone, the daemon still refuses the peer by its uid.
+func TestConnectRefusesOtherUsers(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("only root can run a process as another user")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed to make a request as another user (apt install curl)")
+	}
+	d := newDaemonEnv(t)
+	daemon := d.startDaemon()
+	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	asNobody := func() (int, string) {
+		cmd := exec.Command(curl, "-sS", "--max-time", "5", "--unix-socket", d.sock(), "-H", "Connection: Upgrade", "-H", "Upgrade: mcp",
+			"http://mcptray/v1/servers/demo/connect")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		return 0, string(out)
+	}
+	if code, out := asNobody(); code == 0 || strings.Contains(out, "101") {
+		t.Fatalf("uid 65534 reached the socket: exit %d, %s", code, out)
+	}
+	// Open every folder on the way and the socket itself: the uid check
+	// alone now stands between.
+	for p := filepath.Dir(d.sock()); strings.HasPrefix(p, d.dir); p = filepath.Dir(p) {
+		os.Chmod(p, 0o777)
+	}
+	os.Chmod(d.sock(), 0o777)
+	if code, out := asNobody(); code == 0 || strings.Contains(out, "101") || strings.Contains(out, "Switching") {
+		t.Fatalf("uid 65534 got an answer from the daemon: exit %d, %s", code, out)
+	} else {
+		t.Logf("uid 65534, socket opened to everyone: curl exit %d (%s)", code, strings.TrimSpace(out))
+	}
+	if !strings.Contains(daemon.log(), "uid 65534") {
+		t.Fatalf("the daemon did not say it refused uid 65534:\n%s", daemon.log())
+	}
 }

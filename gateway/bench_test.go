@@ -24,6 +24,19 @@ func BenchmarkRelay(b *testing.B) {
 			}
 		}
 	})
+	b.Run("through-http-endpoint", func(b *testing.B) {
+		base := e.serveHTTP(nil)
+		hs, err := mcp.NewClient(&mcp.Implementation{Name: "bench-http"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp/t/" + testKey}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer hs.Close()
+		for b.Loop() {
+			if _, err := hs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("upstream-session", func(b *testing.B) {
 		err := e.sup.Use(ctx, "t", func(ctx context.Context, s supervisor.Session) error {
 			up := s.(interface{ Client() *mcp.ClientSession }).Client()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
@@ -332,4 +333,47 @@ func TestModernClientAnswersTheServer(t *testing.T) {
 	if got := callText(t, cs, "echo", map[string]any{"message": "plain"}); got != "plain" {
 		t.Fatalf("echo = %q", got)
 	}
+}
+
+// start = "lazy": nothing runs until the first client, which waits for it.
+func TestLazyServerStartsWithItsFirstClient(t *testing.T) {
+	e := newEnvServer(t, nil, func(s *registry.Server) { s.Start = registry.StartLazy })
+	waitFor(t, "the snapshot", func() bool { return len(e.sup.Snapshot().Servers) == 1 })
+	if pid := e.pid(); pid != 0 {
+		t.Fatalf("a lazy server runs (pid %d) before any client", pid)
+	}
+	cs := e.connect(nil, "first")
+	if got := callText(t, cs, "echo", map[string]any{"message": "woke"}); got != "woke" {
+		t.Fatalf("echo = %q", got)
+	}
+	waitFor(t, "the client counted", func() bool { return e.sup.Snapshot().Servers[0].Clients == 1 })
+}
+
+// share = false: each client session gets its own process.
+func TestUnsharedServerGetsAProcessPerSession(t *testing.T) {
+	e := newEnvServer(t, nil, func(s *registry.Server) { s.Unshared = true })
+	a, hangA := e.connectClient(mcp.NewClient(&mcp.Implementation{Name: "a"}, nil))
+	b, _ := e.connectClient(mcp.NewClient(&mcp.Implementation{Name: "b"}, nil))
+	pa, pb := callText(t, a, "pid", nil), callText(t, b, "pid", nil)
+	if pa == pb {
+		t.Fatalf("two sessions of a share = false server reached one process (%s)", pa)
+	}
+	shared := callText(t, a, "pid", nil)
+	if shared != pa {
+		t.Fatalf("a session's second call reached %s, its first %s", shared, pa)
+	}
+	instances := func() int {
+		n := 0
+		for _, s := range e.sup.Snapshot().Servers {
+			if s.InstanceOf == "t" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := instances(); n != 2 {
+		t.Fatalf("%d instances of t; want 2", n)
+	}
+	hangA()
+	waitFor(t, "the instance of the session that left to go", func() bool { return instances() == 1 })
 }

@@ -142,6 +142,7 @@ func (e *endpoint) handler(name string, stateless bool) http.Handler {
 	}
 	hub := e.g.hub(name)
 	getServer := func(r *http.Request) *mcp.Server {
+		e.g.up.Touch(name) // starts a server that waits for its first client
 		front, err := hub.frontFor(r.Context())
 		if err != nil {
 			return errorFront(name, err)

@@ -253,6 +253,7 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 // relayCall sends call c upstream, riding out restarts, and records it.
 func (h *hub) relayCall(ctx context.Context, c *call, method string, params mcp.Params) (mcp.Result, error) {
 	h.begin(c)
+	h.g.up.Touch(h.name)
 	up := h.upstreamParams(c, params)
 	var res mcp.Result
 	var err error

@@ -168,6 +168,11 @@ func newEnv(t testing.TB, extraEnv ...string) *env {
 
 // newEnvWith is newEnv with the supervisor's options edited by tune.
 func newEnvWith(t testing.TB, tune func(*supervisor.Options), extraEnv ...string) *env {
+	return newEnvServer(t, tune, nil, extraEnv...)
+}
+
+// newEnvServer is newEnvWith with the server's entry edited too.
+func newEnvServer(t testing.TB, tune func(*supervisor.Options), tuneServer func(*registry.Server), extraEnv ...string) *env {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -179,6 +184,9 @@ func newEnvWith(t testing.TB, tune func(*supervisor.Options), extraEnv ...string
 		e[k] = v
 	}
 	srv := &registry.Server{Name: "t", Command: exe, Env: e, Autostart: true}
+	if tuneServer != nil {
+		tuneServer(srv)
+	}
 	var gw *gateway.Gateway
 	var mu sync.Mutex
 	ch := &checker{gw: func() *gateway.Gateway { mu.Lock(); defer mu.Unlock(); return gw }}

@@ -24,6 +24,11 @@ import (
 // sharing one process (processes and total RSS, direct vs through
 // mcptray). It reports whether a target was missed.
 func gatewayBench(bin, everything, dir string, env []string, calls int) (missed bool) {
+	// What client entries and a daemon started on demand run: the
+	// headless build beside the desktop one, when there is one.
+	if h := filepath.Join(filepath.Dir(bin), "mcptray-headless"); exists(h) {
+		bin = h
+	}
 	run := filepath.Join(dir, "run")
 	check(os.MkdirAll(run, 0o700))
 	cfgText := fmt.Sprintf("[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", bin)
@@ -119,8 +124,9 @@ func shareBench(ctx context.Context, bin, everything string, env []string) {
 			s.Close()
 		}
 	}
+	already := countArg(everything) // the daemon's, and any other
 	ds, dcmds := open(func() *exec.Cmd { return exec.Command("node", everything, "stdio") })
-	directProcs := countArg(everything)
+	directProcs := countArg(everything) - already
 	directRSS := 0
 	for _, c := range dcmds {
 		directRSS += treeRSS(c.Process.Pid)
@@ -132,7 +138,7 @@ func shareBench(ctx context.Context, bin, everything string, env []string) {
 		c.Env = env
 		return c
 	})
-	gwProcs := countArg(everything)
+	gwProcs := countArg(everything) - already + 1 // the daemon's one
 	gwRSS := 0
 	for _, c := range gcmds {
 		gwRSS += rssKB(c.Process.Pid)
