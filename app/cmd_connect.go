@@ -65,7 +65,7 @@ func runConnect(ctx context.Context, env *Env, cfgFlag, name string) error {
 	if err != nil {
 		return err
 	}
-	b := &bridge{env: env, name: name, cfgFlag: cfgFlag, sock: sock, pending: map[string]bool{}}
+	b := &bridge{env: env, name: name, cfgFlag: cfgFlag, sock: sock, pending: map[string]bool{}, started: time.Now()}
 	conn, err := b.dial(ctx, daemonStartWait)
 	if err != nil {
 		var api *control.APIError
@@ -84,6 +84,7 @@ type bridge struct {
 	name    string
 	cfgFlag string
 	sock    string
+	started time.Time
 
 	outMu sync.Mutex // serialises writes to stdout
 
@@ -262,7 +263,18 @@ func (b *bridge) run(ctx context.Context, conn net.Conn) error {
 				return nil
 			default:
 			}
-			b.failPending(err)
+			if control.StoppedSince(b.sock, b.started) {
+				// Stopped on request ("Stop all servers and quit"): a
+				// new daemon would undo it.
+				msg := fmt.Sprintf("mcptray: the background service serving %s was stopped on request (the tray's Stop all servers and quit); start mcptray or this client again to use it", b.name)
+				b.failPending(msg)
+				return fmt.Errorf("mcptray connect %s: the background service was stopped on request; not starting another", b.name)
+			}
+			why := "the connection ended"
+			if err != nil && !errors.Is(err, io.EOF) {
+				why = err.Error()
+			}
+			b.failPending(fmt.Sprintf("mcptray: the daemon serving %s went away while this request was in flight (%s); the session goes on with a new daemon, send the request again", b.name, why))
 			next, rerr := b.reconnect(ctx)
 			if rerr != nil {
 				return fmt.Errorf("mcptray connect %s: the daemon went away and no new one answered: %w", b.name, rerr)
@@ -343,9 +355,9 @@ func (b *bridge) write(line []byte) {
 	_, _ = b.env.Stdout.Write(line)
 }
 
-// failPending answers the client's requests in flight: the daemon that had
-// them is gone.
-func (b *bridge) failPending(cause error) {
+// failPending answers the client's requests in flight with msg: the
+// daemon that had them is gone.
+func (b *bridge) failPending(msg string) {
 	b.mu.Lock()
 	ids := make([]string, 0, len(b.pending))
 	for id := range b.pending {
@@ -354,16 +366,12 @@ func (b *bridge) failPending(cause error) {
 	b.pending = map[string]bool{}
 	b.conn = nil
 	b.mu.Unlock()
-	why := "the connection ended"
-	if cause != nil && !errors.Is(cause, io.EOF) {
-		why = cause.Error()
-	}
 	for _, id := range ids {
-		msg, _ := json.Marshal(map[string]any{
+		line, _ := json.Marshal(map[string]any{
 			"jsonrpc": "2.0", "id": json.RawMessage(id),
-			"error": map[string]any{"code": -32603, "message": fmt.Sprintf("mcptray: the daemon serving %s went away while this request was in flight (%s); the session goes on with a new daemon, send the request again", b.name, why)},
+			"error": map[string]any{"code": -32603, "message": msg},
 		})
-		b.write(append(msg, '\n'))
+		b.write(append(line, '\n'))
 	}
 }
 

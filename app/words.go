@@ -29,6 +29,10 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	if s.State == supervisor.StateSignIn {
 		parts[0] = "sign-in required"
 	}
+	// The clients right after the state: "demo: ready, 3 clients, …".
+	if s.State.Alive() && s.Clients > 0 {
+		parts = append(parts, Plural(s.Clients, "client"))
+	}
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
 		if s.Report != nil {
@@ -85,7 +89,8 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	return strings.Join(out, ", ")
 }
 
-// demandWords say what clients do with a server: how many hold it, when
+// demandWords say what clients do with a server (how many hold it is said
+// after the state): when
 // idle_stop stops it, whether the next one starts it, and its per-session
 // instances.
 func demandWords(s *supervisor.ServerState, now time.Time) []string {
@@ -95,9 +100,6 @@ func demandWords(s *supervisor.ServerState, now time.Time) []string {
 	}
 	if s.Instances > 0 {
 		parts = append(parts, Plural(s.Instances, "instance"))
-	}
-	if s.State.Alive() && s.Clients > 0 {
-		parts = append(parts, Plural(s.Clients, "client"))
 	}
 	if s.Live() && s.IdleStop > 0 && !s.LastUse.IsZero() {
 		if left := s.LastUse.Add(s.IdleStop).Sub(now); left > 0 {

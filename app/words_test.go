@@ -21,7 +21,7 @@ func TestStateDetailDemand(t *testing.T) {
 		{supervisor.ServerState{Name: "b", Server: srv, State: supervisor.StateReady, Clients: 3, IdleStop: 10 * time.Minute, LastUse: now.Add(-3 * time.Minute)},
 			"ready, 3 clients, idle stop in 7m0s"},
 		{supervisor.ServerState{Name: "b", Server: srv, State: supervisor.StateReady, Clients: 1, Instances: 2},
-			"ready, 2 instances, 1 client"},
+			"ready, 1 client, 2 instances"},
 		{supervisor.ServerState{Name: "b#2", Server: srv, State: supervisor.StateStarting, InstanceOf: "b"},
 			"starting, instance of b"},
 	} {

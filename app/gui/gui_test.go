@@ -221,7 +221,7 @@ func TestWarningsShow(t *testing.T) {
 	if got := dotColor(demo); got != dotColor(&supervisor.ServerState{State: supervisor.StateStarting}) {
 		t.Errorf("dot %v, want amber", got)
 	}
-	menu := buildTrayMenu(snap, "", trayActions{})
+	menu := buildTrayMenu(snap, nil, "", trayActions{})
 	if l := menu.Items[2].Label; !strings.Contains(l, "warning: stdout-noise") { // after the summary line
 		t.Errorf("tray line %q does not name the warning", l)
 	}
@@ -275,7 +275,7 @@ func TestTrayMenu(t *testing.T) {
 		quit:        func() { got = append(got, "quit") },
 	}
 	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
-	menu := buildTrayMenu(sampleSnapshot(), "", act)
+	menu := buildTrayMenu(sampleSnapshot(), nil, "", act)
 	var labels []string
 	for _, it := range menu.Items {
 		labels = append(labels, it.Label)
@@ -708,7 +708,7 @@ func TestStaleDaemonIsShown(t *testing.T) {
 		t.Errorf("warning: visible=%v %q", c.main.warning.Visible(), c.main.warning.Text)
 	}
 	warning, level := engineWarning(eng.Status())
-	menu := buildTrayMenu(eng.Snapshot(), warning, c.trayActions())
+	menu := buildTrayMenu(eng.Snapshot(), nil, warning, c.trayActions())
 	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled || level != healthError {
 		t.Errorf("tray's first item: %+v (level %v)", menu.Items[0], level)
 	}
