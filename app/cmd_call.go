@@ -336,9 +336,7 @@ func (o *callOpts) callTarget(env *Env, args []string) (*registry.Config, *regis
 	if err != nil {
 		return nil, nil, nil, usagef("%v", err)
 	}
-	srv := sel[0].Clone()
-	srv.Autostart, srv.Disabled = true, false
-	return cfg, srv, args[1:], nil
+	return cfg, sel[0], args[1:], nil
 }
 
 // settings is the config's [settings] when --config is given, else none.
@@ -429,35 +427,14 @@ func canSignIn(env *Env) bool {
 // session runs srv on an engine of its own, waits for its session, runs fn
 // with it and stops the server.
 func (o *callOpts) session(ctx context.Context, env *Env, cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers, pos []string, fn func(context.Context, *healthcheck.Session, []string) error) error {
-	opts := terminalEngineOptions(cfg)
-	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
-	opts.ProbeInterval = 24 * time.Hour // a probe is no use to one call
-	if limit := *o.timeout; opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
-		opts.StartupTimeout = limit
-	}
-	hc := opts.Checker.(*healthChecker)
-	hc.opts.Client = handlers
-	sup := supervisor.New([]*registry.Server{srv}, opts)
 	// The engine outlives ctx: after Ctrl-C the request is cancelled
 	// first, and only then the server stopped.
-	engCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = sup.Run(engCtx)
-	}()
-	defer func() {
-		stop()
-		<-done
-	}()
+	trial := startTrial(terminalEngineOptions(cfg), srv, handlers, *o.timeout)
+	defer trial.Close()
 	used := false
-	err := sup.Use(ctx, srv.Name, func(ctx context.Context, s supervisor.Session) error {
+	err := trial.Use(ctx, func(ctx context.Context, s *healthcheck.Session) error {
 		used = true
-		hs, ok := s.(*healthcheck.Session)
-		if !ok {
-			return fmt.Errorf("the engine's session to %s is not a health-check session", srv.Name)
-		}
-		return fn(ctx, hs, pos)
+		return fn(ctx, s, pos)
 	})
 	o.progress.done()
 	var nr *supervisor.NotReadyError

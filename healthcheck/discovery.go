@@ -38,7 +38,11 @@ func (s *Session) discover(ctx context.Context) error {
 			for _, t := range res.Tools {
 				s.tools[t.Name] = t
 				schema, _ := json.Marshal(t.InputSchema)
-				r.Tools = append(r.Tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
+				tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, Annotations: t.Annotations}
+				if t.OutputSchema != nil {
+					tool.OutputSchema, _ = json.Marshal(t.OutputSchema)
+				}
+				r.Tools = append(r.Tools, tool)
 			}
 			return res.NextCursor, nil
 		}})
