@@ -381,7 +381,7 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 	asker := newElicitor(env, *o.elicit)
 	handlers := &healthcheck.ClientHandlers{
 		Progress:            o.progress.show,
-		Log:                 func(p *mcp.LoggingMessageParams) { o.progress.above(logLine(p)) },
+		Log:                 func(p *mcp.LoggingMessageParams) { o.progress.above(LogLine(p)) },
 		Elicit:              asker.elicit,
 		ElicitationComplete: asker.completed,
 		Sample:              sampler(env, *o.sampling),
@@ -588,8 +588,8 @@ func byteCount(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// logLine is a server's log message as one stderr line.
-func logLine(p *mcp.LoggingMessageParams) string {
+// LogLine is a server's log message as one stderr line.
+func LogLine(p *mcp.LoggingMessageParams) string {
 	data, ok := p.Data.(string)
 	if !ok {
 		b, _ := json.Marshal(p.Data)
