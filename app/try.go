@@ -1,8 +1,11 @@
 package app
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,4 +127,39 @@ func SaveDir() string {
 func SaveContent(dir, from string, data []byte, mimeType string) (string, error) {
 	sv := &saver{dir: dir, prefix: safeFileName(from)}
 	return sv.write(data, mimeType)
+}
+
+// DrawablePNG is a PNG as a browser draws it: ancillary chunks (colour
+// profile, text, EXIF…) whose checksum is wrong are left out, as libpng
+// does, where Go's decoder refuses the whole image. server-everything's
+// tiny image has such a profile. Anything else is returned as it is.
+func DrawablePNG(data []byte) []byte {
+	const sig = "\x89PNG\r\n\x1a\n"
+	if !bytes.HasPrefix(data, []byte(sig)) {
+		return data
+	}
+	out := append([]byte(nil), sig...)
+	dropped := false
+	for rest := data[len(sig):]; len(rest) > 0; {
+		if len(rest) < 12 {
+			return data
+		}
+		n := binary.BigEndian.Uint32(rest)
+		if uint64(n)+12 > uint64(len(rest)) {
+			return data
+		}
+		chunk := rest[:12+n]
+		rest = rest[12+n:]
+		typ := chunk[4:8]
+		ancillary := typ[0]&0x20 != 0
+		if ancillary && crc32.ChecksumIEEE(chunk[4:8+n]) != binary.BigEndian.Uint32(chunk[8+n:]) {
+			dropped = true
+			continue
+		}
+		out = append(out, chunk...)
+	}
+	if !dropped {
+		return data
+	}
+	return out
 }
