@@ -420,3 +420,64 @@ func TestElicitationDialog(t *testing.T) {
 		t.Errorf("sampling: notes %q, status %q, result %q", p.run.notes.Text, p.run.status.Text, resultText(p.run))
 	}
 }
+
+// TestReadAndGetFromTheWindow reads server-everything's resources (a
+// listed one, and blobs and text made from its templates: the blob is
+// saved to a file the window names) and gets a prompt from its form.
+func TestReadAndGetFromTheWindow(t *testing.T) {
+	cfgPath, snap := npmServers(t)
+	downloads := t.TempDir()
+	t.Setenv("XDG_DOWNLOAD_DIR", downloads)
+	c := newTestController(t, newFakeEngine(snap), cfgPath)
+	c.apply(snap)
+	wait := waitCalls(t, c)
+	m := c.main
+	m.selectServer("everything")
+
+	m.showTab("Resources")
+	if !m.resources.selectKey("demo://resource/static/document/features.md") {
+		t.Fatal("no features.md")
+	}
+	rp := m.panel.(*readPanel)
+	test.Tap(rp.run.button)
+	wait()
+	if got := resultText(rp.run); !strings.Contains(got, "demo://resource/static/document/features.md") || len(got) < 200 {
+		t.Errorf("features.md: %q", got)
+	}
+
+	m.showTab("Templates")
+	if !m.templates.selectKey("demo://resource/dynamic/blob/{resourceId}") {
+		t.Fatal("no blob template")
+	}
+	rp = m.panel.(*readPanel)
+	test.Tap(rp.run.button)
+	if !strings.Contains(rp.form.problem.Text, "resourceId: required") {
+		t.Errorf("read without the template's variable: %q", rp.form.problem.Text)
+	}
+	input(t, rp.form, "resourceId").(*textInput).e.SetText("2")
+	test.Tap(rp.run.button)
+	wait()
+	got := resultText(rp.run)
+	if !strings.Contains(got, "saved to "+downloads) {
+		t.Fatalf("blob resource: %q", got)
+	}
+	files, _ := filepath.Glob(filepath.Join(downloads, "*"))
+	if len(files) != 1 || rp.preview.Text != "demo://resource/dynamic/blob/2" {
+		t.Errorf("saved %v; read %q", files, rp.preview.Text)
+	}
+
+	m.showTab("Prompts")
+	if !m.prompts.selectKey("args-prompt") {
+		t.Fatal("no args-prompt")
+	}
+	pp := m.panel.(*promptPanel)
+	input(t, pp.form, "city").(*textInput).e.SetText("Lyon")
+	test.Tap(pp.run.button)
+	wait()
+	if got := resultText(pp.run); !strings.Contains(got, "Lyon") || !strings.Contains(got, "user") {
+		t.Errorf("args-prompt: %q", got)
+	}
+	if h := c.history["everything"]; len(h) != 3 || h[1].kind != callTemplate || h[1].args["resourceId"] != "2" || h[2].kind != callPrompt {
+		t.Errorf("history: %+v", h)
+	}
+}
