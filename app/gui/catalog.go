@@ -90,7 +90,7 @@ func newCatalogView(what string, panelFor func(int) fyne.CanvasObject, panelFirs
 	if panelFirst {
 		right = container.NewVBox(c.panel, c.detail)
 	}
-	split := container.NewHSplit(c.list, container.NewVScroll(right))
+	split := container.NewHSplit(c.list, container.NewVScroll(container.NewPadded(right)))
 	split.Offset = 0.4
 	if panelFor != nil {
 		split.Offset = 0.3 // room for the form

@@ -25,6 +25,9 @@ import (
 // down to fit, keeping their shape.
 const maxImageSide = 360
 
+// minImageSide is the size a tiny image (an icon) is enlarged towards.
+const minImageSide = 96
+
 // contentView shows what a server sent (a tool's result, a prompt's
 // message, a resource's contents): text as text, images drawn, audio and
 // binaries behind a Save button that names the file it wrote. from names
@@ -141,12 +144,20 @@ func (v *contentView) image(data []byte, mimeType string) {
 	img := canvas.NewImageFromResource(fyne.NewStaticResource(v.from+extensionOf(mimeType), app.DrawablePNG(data)))
 	img.FillMode = canvas.ImageFillContain
 	w, h := float32(cfg.Width), float32(cfg.Height)
-	if scale := maxImageSide / max(w, h); scale < 1 {
-		w, h = w*scale, h*scale
+	what := fmt.Sprintf("image %d×%d", cfg.Width, cfg.Height)
+	switch side := max(w, h); {
+	case side > maxImageSide:
+		w, h = w*maxImageSide/side, h*maxImageSide/side
+	case side > 0 && side*2 <= minImageSide:
+		// An icon-sized image is shown larger, its pixels kept sharp.
+		n := float32(int(minImageSide / side))
+		w, h = w*n, h*n
+		img.ScaleMode = canvas.ImageScalePixels
+		what += fmt.Sprintf(" (shown at %g×)", n)
 	}
 	img.SetMinSize(fyne.NewSize(w, h))
 	v.box.Add(container.NewHBox(img))
-	v.binary(fmt.Sprintf("image %d×%d", cfg.Width, cfg.Height), data, mimeType)
+	v.binary(what, data, mimeType)
 }
 
 // binary says what a block is and offers to save it.
