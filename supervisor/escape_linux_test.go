@@ -435,3 +435,42 @@ func recordedFamily(t *testing.T, dir string, owner int, server string, n int) b
 	}
 	return false
 }
+
+// TestStopReadsProcAsNeeded: ending a server that leaves nothing behind
+// reads all of /proc three times (before its stdin closes, as it dies, and
+// once it is reaped); the final kill-what-is-left finds the family gone
+// without reading it again. Each read costs tens of microseconds for every
+// process on the machine.
+func TestStopReadsProcAsNeeded(t *testing.T) {
+	cmd := exec.Command("cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f := newFamily(cmd.Process.Pid, spawnIDVar+"=stop-test", nil, nil, nil)
+	before := procTableReads.Load()
+	f.refresh() // as a stop begins
+	stdin.Close()
+	f.awaitLeader()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("cat: %v", err)
+	}
+	f.leaderReaped()
+	if _, followed := f.followHeirs(func(int) {}); followed {
+		t.Error("cat has an heir")
+	}
+	if n := f.killAll(); n != 0 {
+		t.Errorf("%d members left", n)
+	}
+	if n := procTableReads.Load() - before; n != 3 {
+		t.Errorf("/proc read %d times to end a server with no descendants, want 3", n)
+	}
+	f.killAll()
+	if n := procTableReads.Load() - before; n != 3 {
+		t.Errorf("a family that is gone read /proc again: %d reads", n)
+	}
+}

@@ -68,6 +68,11 @@ type family struct {
 
 	mu     sync.Mutex     // guards the fields below
 	reaped bool           // the leader's Wait returned: its pid may be reused
+	// gone: once the leader was reaped, a deep look found no member, live
+	// or dead, and nothing it could not tell apart. Nothing is left that
+	// could start a member, so every later look would find none: they
+	// are skipped (each reads all of /proc).
+	gone   bool
 	known  map[int]uint64 // members seen alive: pid → start time
 	// ids are the process groups and sessions members were seen in: the
 	// middle process of a double fork, dead before it was seen, is the
@@ -139,10 +144,21 @@ const (
 // look takes a census and remembers the members seen.
 func (f *family) look(kind int) census {
 	heirs, deep := kind == lookHeirs, kind != lookShallow
+	c := census{live: map[int]procStat{}, holds: map[int]uint8{}}
+	f.mu.Lock()
+	gone := f.gone
+	f.mu.Unlock()
+	if gone {
+		return c
+	}
 	t := readProcTable()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := census{live: map[int]procStat{}, holds: map[int]uint8{}}
+	defer func() {
+		if deep && f.reaped && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 {
+			f.gone = true
+		}
+	}()
 	selfPgid, selfSid := unix.Getpgrp(), 0
 	if sid, err := unix.Getsid(0); err == nil {
 		selfSid = sid
