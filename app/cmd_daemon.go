@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"mcptray/control"
+	"mcptray/gateway"
 	"mcptray/supervisor"
 )
 
@@ -70,17 +71,40 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	}
 	opts := EngineOptions(cfg)
 	opts.Logger = warningLogger(env.Stderr, "mcptray daemon: ")
+	var gwMu sync.Mutex
+	var dg *daemonGateway
+	withGateway(opts, func() *gateway.Gateway {
+		gwMu.Lock()
+		defer gwMu.Unlock()
+		if dg == nil {
+			return nil
+		}
+		return dg.gw
+	})
 	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf})
+	g, err := startGateway(cfg, eng, logf)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	gwMu.Lock()
+	dg = g
+	gwMu.Unlock()
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
 	srv := control.NewServer(eng, &control.ServerOptions{
-		Version:  Version,
-		Socket:   sock,
-		OnChange: p.print,
-		Logf:     logf,
+		Version:     Version,
+		Socket:      sock,
+		OnChange:    p.print,
+		Logf:        logf,
+		Gateway:     g.gw,
+		GatewayInfo: func() control.GatewayInfo { return g.info(eng) },
 	})
 	return func(ctx context.Context) error {
 		defer ln.Close()
 		logf("%s, pid %d, %d servers from %s, listening on %s", Version, os.Getpid(), len(cfg.Servers), cfg.Path, sock)
+		if g.ln != nil {
+			logf("clients reach the servers at http://127.0.0.1:%d/mcp/NAME/KEY (`mcptray gateway` prints each URL) and through `mcptray connect NAME`", g.port)
+		}
 		// Servers about to start need no line of their own.
 		first := eng.Snapshot()
 		for _, st := range first.Servers {
@@ -100,6 +124,7 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		})
 		// The engine applies edits made to servers.toml as they are saved.
 		wg.Go(func() { eng.Run(runCtx) })
+		wg.Go(func() { g.run(runCtx) })
 		wg.Wait()
 		if serveErr != nil && ctx.Err() == nil {
 			return fmt.Errorf("control API: %w", serveErr)

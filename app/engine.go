@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"mcptray/gateway"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/registry/secrets"
@@ -45,10 +46,24 @@ func terminalEngineOptions(cfg *registry.Config) *supervisor.Options {
 }
 
 // healthChecker is the health check as the supervisor sees it.
-type healthChecker struct{ opts healthcheck.Options }
+type healthChecker struct {
+	opts healthcheck.Options
+	// gateway, when set, is the gateway the sessions serve: each server's
+	// session is made with its handlers and traced into it.
+	gateway func() *gateway.Gateway
+}
 
 func (h *healthChecker) Connect(ctx context.Context, t healthcheck.Target) (supervisor.Session, error) {
-	s, err := healthcheck.Connect(ctx, t, &h.opts)
+	opts := h.opts
+	if h.gateway != nil && t.Server != nil {
+		if gw := h.gateway(); gw != nil {
+			name := t.Server.Name
+			opts.Client = gw.Handlers(name)
+			opts.PreferLegacy = true
+			opts.Trace = func(f healthcheck.Frame) { gw.Trace(name, f) }
+		}
+	}
+	s, err := healthcheck.Connect(ctx, t, &opts)
 	if err != nil {
 		return nil, err // not a typed nil: the supervisor tests Session != nil
 	}

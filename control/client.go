@@ -160,18 +160,23 @@ func (c *Client) do(ctx context.Context, hc *http.Client, method, path string, q
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
-		var eb errorBody
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
-			eb.Error = fmt.Sprintf("daemon answered %s: %s", resp.Status, bytes.TrimSpace(data))
-		}
-		ae := &APIError{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
-		if eb.Problem != nil {
-			ae.Config = &ConfigError{Diagnostic: *eb.Problem}
-		}
-		return nil, ae
+		return nil, responseError(resp)
 	}
 	return resp, nil
+}
+
+// responseError is the daemon's error answer as an *APIError.
+func responseError(resp *http.Response) error {
+	var eb errorBody
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+		eb.Error = fmt.Sprintf("daemon answered %s: %s", resp.Status, bytes.TrimSpace(data))
+	}
+	ae := &APIError{Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+	if eb.Problem != nil {
+		ae.Config = &ConfigError{Diagnostic: *eb.Problem}
+	}
+	return ae
 }
 
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, out any) error {

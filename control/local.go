@@ -148,6 +148,10 @@ func (l *Local) setStatus(change func(*Status)) {
 	l.signal()
 }
 
+// Supervisor is the engine's supervisor (for the gateway, which relays
+// client sessions to its servers).
+func (l *Local) Supervisor() *supervisor.Supervisor { return l.sup }
+
 // Snapshot is every server's state.
 func (l *Local) Snapshot() supervisor.Snapshot { return l.sup.Snapshot() }
 

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"mcptray/gateway"
 	"mcptray/supervisor"
 )
 
@@ -58,6 +59,10 @@ type ServerOptions struct {
 	ShutdownGrace time.Duration
 	// Logf reports failures the client cannot see; nil: silent.
 	Logf func(format string, args ...any)
+	// Gateway, when set, serves client sessions (connect) and traces.
+	Gateway *gateway.Gateway
+	// GatewayInfo answers /v1/gateway.
+	GatewayInfo func() GatewayInfo
 }
 
 // Server serves an engine on the control API. Create it with [NewServer] and
@@ -161,6 +166,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /v1/reload", s.reload)
 	mux.HandleFunc("GET /v1/servers/{name}/log", s.log)
+	s.gatewayRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeBadRequest, fmt.Sprintf("no such API endpoint: %s %s (this daemon speaks v1)", r.Method, r.URL.Path))
 	})

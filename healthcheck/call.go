@@ -219,3 +219,21 @@ func (e *CallError) Error() string {
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
+
+// Client is the session's MCP connection, for relaying requests the
+// session has no method of its own for (the gateway's). Requests sent on
+// it are answered by the session's [ClientHandlers], like CallTool's.
+func (s *Session) Client() *mcp.ClientSession { return s.cs }
+
+// RootsChanged tells the server that the roots [ClientHandlers.ListRoots]
+// answers have changed (notifications/roots/list_changed).
+func (s *Session) RootsChanged() {
+	if s.client == nil {
+		return
+	}
+	// The SDK sends the notification when its own list changes; the
+	// list itself is never read while ListRoots answers roots/list.
+	marker := &mcp.Root{URI: "file:///.mcptray-roots-changed"}
+	s.client.AddRoots(marker)
+	s.client.RemoveRoots(marker.URI)
+}

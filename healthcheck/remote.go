@@ -39,7 +39,8 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 		// call does: servers send requests and notifications not tied to
 		// a request (elicitation, logs) there.
 		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: o.Client == nil, OAuthHandler: authz}
-		s.cs, err = newClient(o).Connect(ctx, tr, sessionOptions(t.EraHint))
+		s.client = newClient(o)
+		s.cs, err = s.client.Connect(ctx, tr, sessionOptions(t.EraHint))
 		if err != nil {
 			if d := signInDiagnosis(srv, err, authz != nil); d != nil {
 				return nil, d
@@ -86,14 +87,15 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 func (s *Session) connectSSE(ctx context.Context, client *http.Client) error {
 	tr := &detachedSSE{inner: &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: client}}
 	// HTTP+SSE predates server/discover: go straight to initialize.
-	cs, err := newClient(s.opts).Connect(ctx, tr, sessionOptions(EraLegacy))
+	mc := newClient(s.opts)
+	cs, err := mc.Connect(ctx, tr, sessionOptions(EraLegacy))
 	if err != nil {
 		if tr.stop != nil {
 			tr.stop()
 		}
 		return err
 	}
-	s.cs, s.stopSSE = cs, tr.stop
+	s.cs, s.client, s.stopSSE = cs, mc, tr.stop
 	return nil
 }
 

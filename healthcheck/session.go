@@ -72,6 +72,15 @@ type Options struct {
 	// what the handlers answer and passes notifications on to them. Nil
 	// is a health check's session.
 	Client *ClientHandlers
+	// Trace, when set, receives every request, result and notification
+	// the session exchanges with the server.
+	Trace Tracer
+	// PreferLegacy speaks the initialize era (2025-11-25 and older) to a
+	// server, without trying server/discover first. The gateway's sessions
+	// do: that is the era today's clients speak, and a server that speaks
+	// both eras may offer its own requests (sampling, elicitation) and
+	// session logging only in it.
+	PreferLegacy bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -103,6 +112,7 @@ type Session struct {
 	opts      Options
 	transport registry.Transport // the transport actually used
 	cs        *mcp.ClientSession
+	client    *mcp.Client // cs's
 
 	wire *stdioConn // stdio only
 
@@ -148,6 +158,10 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 		s   *Session
 		err error
 	)
+	preferred := o.PreferLegacy && t.EraHint != EraLegacy
+	if preferred {
+		t.EraHint = EraLegacy
+	}
 	switch t.Server.Transport() {
 	case registry.TransportStdio:
 		s, err = connectStdio(ctx, t, o)
@@ -162,6 +176,9 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if preferred && s.report.Era == EraLegacy && t.Server.Transport() != registry.TransportSSE {
+		s.report.EraSource = "initialize: the era mcptray's gateway relays its clients in"
 	}
 	if err := s.discover(ctx); err != nil {
 		s.Close()

@@ -47,7 +47,8 @@ func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 		cancel(errProcessExited)
 	}()
 	start := o.Clock.Now()
-	cs, err := newClient(o).Connect(hctx, stdioTransport{c}, sessionOptions(t.EraHint))
+	client := newClient(o)
+	cs, err := client.Connect(hctx, stdioTransport{c}, sessionOptions(t.EraHint))
 	latency := o.Clock.Now().Sub(start)
 	cancel(nil)
 	<-watchDone
@@ -62,7 +63,7 @@ func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 		return nil, diag
 	}
 	res := cs.InitializeResult()
-	s := &Session{opts: o, transport: registry.TransportStdio, cs: cs, wire: c, cancelSent: cancelSent}
+	s := &Session{opts: o, transport: registry.TransportStdio, cs: cs, client: client, wire: c, cancelSent: cancelSent}
 	s.fillHandshake(res, latency)
 	c.mu.Lock()
 	caps, outcome := c.capabilities, c.outcome

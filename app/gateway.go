@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"mcptray/control"
+	"mcptray/gateway"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// daemonGateway is the daemon's gateway: the relay itself, and the local
+// HTTP endpoint when it could listen.
+type daemonGateway struct {
+	gw      *gateway.Gateway
+	key     string
+	ln      net.Listener // nil when not listening
+	port    int
+	problem string // why not listening
+	exe     string
+}
+
+// withGateway makes the engine options' health check serve the gateway
+// that get returns (made after the engine, which it relays to).
+func withGateway(opts *supervisor.Options, get func() *gateway.Gateway) {
+	if hc, ok := opts.Checker.(*healthChecker); ok {
+		hc.gateway = get
+	}
+}
+
+// startGateway makes the gateway of eng's servers and takes the local
+// endpoint's port: the configured one, else the next free one.
+func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ...any)) (*daemonGateway, error) {
+	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), nil)}
+	exe, err := os.Executable()
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+	}
+	d.exe = exe
+	key, err := gateway.EnsureKey(gateway.KeyPath(cfg.Path))
+	if err != nil {
+		d.problem = err.Error()
+		logf("the local HTTP endpoint is off: %v", err)
+		return d, nil
+	}
+	d.key = key
+	want := gatewayPort(cfg)
+	var errs []error
+	for p := want; p < want+gateway.PortRange && p <= 65535; p++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			errs = append(errs, err)
+			if !errors.Is(err, syscall.EADDRINUSE) {
+				break
+			}
+			continue
+		}
+		d.ln, d.port = ln, p
+		if p != want {
+			logf("port %d is taken: the local HTTP endpoint listens on %d (clients configured with %d do not reach it; set gateway_port in [settings])", want, p, want)
+		}
+		return d, nil
+	}
+	d.problem = fmt.Sprintf("cannot listen on 127.0.0.1:%d-%d: %v", want, want+gateway.PortRange-1, errors.Join(errs...))
+	logf("the local HTTP endpoint is off: %s", d.problem)
+	return d, nil
+}
+
+// gatewayPort is the local endpoint's configured port.
+func gatewayPort(cfg *registry.Config) int {
+	return gateway.DefaultPort
+}
+
+// run serves the endpoint and follows the servers until ctx ends.
+func (d *daemonGateway) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = d.gw.Run(ctx) })
+	if d.ln != nil {
+		hs := &http.Server{
+			Handler:           d.gw.HTTPHandler(gateway.HTTPOptions{Key: d.key, SameUser: gateway.PeerIsSameUser}),
+			ConnContext:       gateway.ConnContext,
+			ReadHeaderTimeout: 10 * time.Second,
+			BaseContext:       func(net.Listener) context.Context { return ctx },
+		}
+		wg.Go(func() { _ = hs.Serve(d.ln) })
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
+		cancel()
+	}
+	wg.Wait()
+}
+
+// info is /v1/gateway's answer.
+func (d *daemonGateway) info(eng *control.Local) control.GatewayInfo {
+	gi := control.GatewayInfo{Port: d.port, Problem: d.problem, Servers: []control.GatewayServer{}}
+	byName := map[string]gateway.Server{}
+	for _, s := range d.gw.Servers() {
+		byName[s.Name] = s
+	}
+	for _, st := range eng.Snapshot().Servers {
+		gs := control.GatewayServer{Name: st.Name, Command: []string{d.exe, "connect", st.Name}, Sessions: []gateway.Session{}}
+		if d.ln != nil {
+			gs.URL = gateway.URL(d.port, d.key, st.Name)
+		}
+		if s, ok := byName[st.Name]; ok {
+			gs.Sessions, gs.Usage = s.Sessions, s.Usage
+		}
+		gi.Servers = append(gi.Servers, gs)
+	}
+	return gi
+}

@@ -1,0 +1,248 @@
+package control
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/gateway"
+)
+
+// The gateway's part of API v1:
+//
+//	GET /v1/servers/NAME/connect   Upgrade: mcp — the connection becomes one
+//	                               client session of NAME: MCP messages,
+//	                               one JSON object per line, both ways
+//	GET /v1/gateway                every server's local URL and client sessions
+//	GET /v1/servers/NAME/trace?since=N[&follow=1]
+//	                               protocol trace frames: {"frames":[…],"next":N},
+//	                               or NDJSON frames until closed
+
+// upgradeProtocol is the Upgrade token of a connect request.
+const upgradeProtocol = "mcp"
+
+// BridgePIDHeader carries the pid of the `mcptray connect` process.
+const BridgePIDHeader = "Mcptray-Bridge-Pid"
+
+// GatewayInfo is what /v1/gateway answers.
+type GatewayInfo struct {
+	// Port is the local endpoint's (0 when it is not listening).
+	Port int `json:"port"`
+	// Problem says why the endpoint is not listening ("" when it is).
+	Problem string          `json:"problem,omitempty"`
+	Servers []GatewayServer `json:"servers"`
+}
+
+// GatewayServer is one server as clients reach it.
+type GatewayServer struct {
+	Name string `json:"name"`
+	// URL is its address on the local endpoint, key included.
+	URL string `json:"url,omitempty"`
+	// Command is what a stdio client runs.
+	Command  []string          `json:"command"`
+	Sessions []gateway.Session `json:"sessions"`
+	Usage    gateway.Usage     `json:"usage"`
+}
+
+// TracePage is a piece of a server's protocol trace.
+type TracePage struct {
+	Frames []gateway.Frame `json:"frames"`
+	Next   uint64          `json:"next"`
+}
+
+func (s *Server) gatewayRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/servers/{name}/connect", s.connect)
+	mux.HandleFunc("GET /v1/gateway", func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.GatewayInfo == nil {
+			writeError(w, http.StatusNotFound, codeBadRequest, "this daemon runs no gateway")
+			return
+		}
+		writeJSON(w, http.StatusOK, s.opts.GatewayInfo())
+	})
+	mux.HandleFunc("GET /v1/servers/{name}/trace", s.trace)
+}
+
+func (s *Server) knownServer(w http.ResponseWriter, name string) bool {
+	for _, st := range s.eng.Snapshot().Servers {
+		if st.Name == name {
+			return true
+		}
+	}
+	writeError(w, http.StatusNotFound, codeUnknownServer, fmt.Sprintf("no server named %q is configured", name))
+	return false
+}
+
+// connect turns the request's connection into a client session of the
+// server.
+func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
+	gw := s.opts.Gateway
+	if gw == nil {
+		writeError(w, http.StatusNotFound, codeBadRequest, "this daemon runs no gateway")
+		return
+	}
+	name := r.PathValue("name")
+	if !s.knownServer(w, name) {
+		return
+	}
+	if r.Header.Get("Upgrade") != upgradeProtocol {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "connect needs Upgrade: "+upgradeProtocol)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, codeInternal, "the connection cannot be taken over")
+		return
+	}
+	conn, rw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Time{})
+	if _, err := io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: "+upgradeProtocol+"\r\nConnection: Upgrade\r\n\r\n"); err != nil {
+		return
+	}
+	pid, _ := strconv.Atoi(r.Header.Get(BridgePIDHeader))
+	t := &mcp.IOTransport{Reader: io.NopCloser(rw.Reader), Writer: conn}
+	if err := gw.Serve(r.Context(), name, t, gateway.Peer{Via: "stdio", PID: pid}); err != nil {
+		s.logf("a client session of %s ended: %v", name, err)
+	}
+}
+
+func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
+	gw := s.opts.Gateway
+	if gw == nil {
+		writeError(w, http.StatusNotFound, codeBadRequest, "this daemon runs no gateway")
+		return
+	}
+	name := r.PathValue("name")
+	if !s.knownServer(w, name) {
+		return
+	}
+	since, ok := sinceParam(w, r)
+	if !ok {
+		return
+	}
+	frames, next, wake := gw.TraceSince(name, since)
+	if r.URL.Query().Get("follow") == "" {
+		if frames == nil {
+			frames = []gateway.Frame{}
+		}
+		writeJSON(w, http.StatusOK, TracePage{Frames: frames, Next: next})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	fl, _ := w.(http.Flusher)
+	for {
+		for _, f := range frames {
+			if enc.Encode(f) != nil {
+				return
+			}
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-wake:
+		}
+		frames, next, wake = gw.TraceSince(name, next)
+	}
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// Connect opens a client session of server name in the daemon: what is
+// written to the connection goes to the server's shared instance, and its
+// answers come back, MCP messages one per line.
+func (c *Client) Connect(ctx context.Context, name string, pid int) (net.Conn, error) {
+	conn, err := dial(ctx, c.opts.Socket)
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	req := fmt.Sprintf("GET /v1/servers/%s/connect HTTP/1.1\r\nHost: mcptray\r\nConnection: Upgrade\r\nUpgrade: %s\r\n%s: %d\r\n\r\n",
+		url.PathEscape(name), upgradeProtocol, BridgePIDHeader, pid)
+	if _, err := io.WriteString(conn, req); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("connecting to %s through the daemon: %w", name, err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		defer conn.Close()
+		return nil, responseError(resp)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return &bufferedConn{Conn: conn, r: br}, nil
+}
+
+// bufferedConn reads what the response reader already buffered first.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// Gateway asks the daemon for its gateway: local URLs and client sessions.
+func (c *Client) Gateway(ctx context.Context) (*GatewayInfo, error) {
+	var gi GatewayInfo
+	if err := c.get(ctx, "/v1/gateway", &gi); err != nil {
+		return nil, err
+	}
+	return &gi, nil
+}
+
+// Trace returns server name's trace frames numbered since or later.
+func (c *Client) Trace(ctx context.Context, name string, since uint64) (*TracePage, error) {
+	var p TracePage
+	if err := c.get(ctx, "/v1/servers/"+url.PathEscape(name)+"/trace?since="+strconv.FormatUint(since, 10), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// FollowTrace calls fn with each trace frame of server name from since on,
+// until ctx ends or the daemon goes away.
+func (c *Client) FollowTrace(ctx context.Context, name string, since uint64, fn func(gateway.Frame)) error {
+	q := url.Values{"follow": {"1"}, "since": {strconv.FormatUint(since, 10)}}
+	resp, err := c.do(ctx, c.stream, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/trace", q)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var f gateway.Frame
+		if err := dec.Decode(&f); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("the trace stream ended: %w", err)
+		}
+		fn(f)
+	}
+}

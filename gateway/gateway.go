@@ -1,0 +1,253 @@
+// Package gateway is where AI clients reach the servers mcptray supervises.
+// Each client session (a stdio bridge over the control socket, or a session
+// of the local Streamable HTTP endpoint) talks MCP to the gateway, and the
+// gateway relays it to the one supervised instance of the server: the
+// health check's own session, so what the tray shows is what the clients
+// use.
+//
+// Downstream, every client session does its own handshake, in its own era
+// (2026-07-28 or the initialize era), against a front made from what the
+// upstream server declared (serverInfo, capabilities, instructions).
+// Upstream, the handshake happened once, when the supervisor started the
+// server, and happens again after every restart.
+//
+// What is shared, and how it is kept apart:
+//
+//   - Requests are relayed with the SDK's own request ids on each side, so
+//     ids of different sessions never meet.
+//   - Progress tokens are replaced by tokens unique to the gateway, and
+//     notifications/progress goes back to the session that asked, with its
+//     own token. A cancelled request (notifications/cancelled, or a client
+//     that went away) is cancelled upstream.
+//   - list_changed notifications go to every session; resources/updated
+//     only to the sessions subscribed to the resource (upstream, a resource
+//     is subscribed while at least one session is).
+//   - logging/setLevel is per session; upstream gets the most verbose level
+//     any session asked for, and each session is sent only what its own
+//     level lets through.
+//   - A server's own requests (sampling/createMessage, elicitation/create,
+//     roots/list) go to the session whose request is in flight. When several
+//     are, the one that sent its request last gets it: a server asks in
+//     answer to the request it is working on, and the newest is the likeliest
+//     (over stdio the protocol does not say which). With none in flight,
+//     roots/list goes to the session active last that declared roots; the
+//     others are answered with an error that says no client can take them.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/healthcheck"
+	"mcptray/supervisor"
+)
+
+// Upstreams are the supervised servers the gateway relays to: a
+// [supervisor.Supervisor].
+type Upstreams interface {
+	// Use runs fn with server name's live session, waiting until it has one.
+	Use(ctx context.Context, name string, fn func(ctx context.Context, sess supervisor.Session) error) error
+	Snapshot() supervisor.Snapshot
+	// Watch returns a channel closed at the next change.
+	Watch() <-chan struct{}
+}
+
+// Upstream is what the gateway needs of a server's session: the health
+// check's [healthcheck.Session] is one.
+type Upstream interface {
+	supervisor.Session
+	Client() *mcp.ClientSession
+	RootsChanged()
+}
+
+// Options tunes a [Gateway]. The zero value is ready to use.
+type Options struct {
+	// Logger receives the gateway's own records; nil discards.
+	Logger *slog.Logger
+	// TraceFrames is how many frames each server's trace keeps (default
+	// 1000).
+	TraceFrames int
+	// Now is the clock of session times and latencies (default time.Now).
+	Now func() time.Time
+}
+
+// Gateway relays client sessions to supervised servers. Create it with
+// [New], give each server's health-check session its [Gateway.Handlers],
+// and run it with [Gateway.Run].
+type Gateway struct {
+	up   Upstreams
+	opts Options
+
+	mu   sync.Mutex // protects hubs
+	hubs map[string]*hub
+
+	seq seqs
+}
+
+// New makes the gateway of up's servers. opts may be nil.
+func New(up Upstreams, opts *Options) *Gateway {
+	g := &Gateway{up: up, hubs: map[string]*hub{}}
+	if opts != nil {
+		g.opts = *opts
+	}
+	if g.opts.Logger == nil {
+		g.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if g.opts.TraceFrames <= 0 {
+		g.opts.TraceFrames = 1000
+	}
+	if g.opts.Now == nil {
+		g.opts.Now = time.Now
+	}
+	return g
+}
+
+// hub is the gateway's side of one server.
+func (g *Gateway) hub(name string) *hub {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h := g.hubs[name]
+	if h == nil {
+		h = newHub(g, name)
+		g.hubs[name] = h
+	}
+	return h
+}
+
+func (g *Gateway) allHubs() []*hub {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	hs := make([]*hub, 0, len(g.hubs))
+	for _, h := range g.hubs {
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// Handlers are the client handlers server name's upstream session is to
+// be made with: they route what the server sends (progress, logs, list
+// changes, resource updates, sampling, elicitation, roots) to client
+// sessions, and declare sampling, elicitation and roots, which the
+// gateway's clients may answer.
+func (g *Gateway) Handlers(name string) *healthcheck.ClientHandlers {
+	return g.hub(name).handlers()
+}
+
+// Trace records one frame a health check or a call exchanged with server
+// name (the upstream side of the trace).
+func (g *Gateway) Trace(name string, f Frame) {
+	g.hub(name).trace.add(f)
+}
+
+// Run follows the upstream servers until ctx ends: after a restart it
+// brings the new process up to date with the sessions (subscriptions,
+// logging level) and tells them when its lists differ.
+func (g *Gateway) Run(ctx context.Context) error {
+	for {
+		ch := g.up.Watch()
+		for _, h := range g.allHubs() {
+			h.followUpstream(ctx)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			for _, h := range g.allHubs() {
+				h.wait()
+			}
+			return nil
+		}
+	}
+}
+
+// upstreamOf turns the supervisor's session into the relay's.
+func upstreamOf(sess supervisor.Session) (Upstream, error) {
+	up, ok := sess.(Upstream)
+	if !ok {
+		return nil, fmt.Errorf("the server's session (%T) cannot relay requests", sess)
+	}
+	return up, nil
+}
+
+// rpcError is a JSON-RPC error for a client, from what went wrong on the
+// way to the server. An error the server itself answered passes through.
+func (h *hub) rpcError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return wire
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	var nr *supervisor.NotReadyError
+	if errors.As(err, &nr) {
+		msg := fmt.Sprintf("mcptray: server %s is not available: it is %s (%s)", h.name, nr.State, nr.Reason)
+		if nr.Diagnosis != nil && nr.Diagnosis.Fix != "" {
+			msg += "; " + nr.Diagnosis.Fix
+		}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+	}
+	if errors.Is(err, supervisor.ErrUnknownServer) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcptray: no server named %s is configured", h.name)}
+	}
+	if errors.Is(err, errUpstreamGone) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: h.goneMessage()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcptray: relaying to %s: %v", h.name, err)}
+}
+
+var errUpstreamGone = errors.New("the server's session ended")
+
+// goneMessage says what became of a server whose session ended under a
+// request.
+func (h *hub) goneMessage() string {
+	st := h.state()
+	why := ""
+	if st != nil && st.Reason != "" {
+		why = " (" + st.Reason + ")"
+	}
+	if st != nil && st.State == supervisor.StateStopped {
+		return fmt.Sprintf("mcptray: server %s was stopped while this request was in flight%s", h.name, why)
+	}
+	return fmt.Sprintf("mcptray: server %s restarted while this request was in flight%s; the request was lost, send it again", h.name, why)
+}
+
+func (h *hub) state() *supervisor.ServerState {
+	snap := h.g.up.Snapshot()
+	for i := range snap.Servers {
+		if snap.Servers[i].Name == h.name {
+			return &snap.Servers[i]
+		}
+	}
+	return nil
+}
+
+// identity is what a front is made from: the upstream's handshake.
+type identity struct {
+	Info         *mcp.Implementation     `json:"info"`
+	Capabilities *mcp.ServerCapabilities `json:"caps"`
+	Instructions string                  `json:"instructions"`
+}
+
+func identityOf(cs *mcp.ClientSession) identity {
+	ir := cs.InitializeResult()
+	if ir == nil {
+		return identity{}
+	}
+	return identity{Info: ir.ServerInfo, Capabilities: ir.Capabilities, Instructions: ir.Instructions}
+}
+
+func (id identity) key() string {
+	b, _ := json.Marshal(id)
+	return string(b)
+}

@@ -1,0 +1,282 @@
+package gateway_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/supervisor"
+)
+
+func (e *env) pid() int {
+	for _, s := range e.sup.Snapshot().Servers {
+		if s.Name == "t" {
+			return s.PID
+		}
+	}
+	return 0
+}
+
+// Every session sees the upstream's identity, tools, resources and
+// prompts, and all of them reach the one process.
+func TestSessionsShareOneProcess(t *testing.T) {
+	e := newEnv(t)
+	var sessions []*mcp.ClientSession
+	for i := range 3 {
+		sessions = append(sessions, e.connect(nil, "client"+string(rune('a'+i))))
+	}
+	pids := map[string]bool{}
+	for _, cs := range sessions {
+		ir := cs.InitializeResult()
+		if ir.ServerInfo.Name != "gateway-test" || ir.ServerInfo.Version != "1.2.3" || ir.Instructions != "test server" {
+			t.Fatalf("handshake through the gateway = %+v, %q; want the upstream's", ir.ServerInfo, ir.Instructions)
+		}
+		if ir.Capabilities.Tools == nil || ir.Capabilities.Resources == nil || !ir.Capabilities.Resources.Subscribe || ir.Capabilities.Completions == nil {
+			t.Fatalf("capabilities through the gateway = %+v", ir.Capabilities)
+		}
+		pids[callText(t, cs, "pid", nil)] = true
+		if got := callText(t, cs, "echo", map[string]any{"message": "hi"}); got != "hi" {
+			t.Fatalf("echo = %q", got)
+		}
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil || len(tools.Tools) != 7 {
+			t.Fatalf("tools/list = %v, %v", tools, err)
+		}
+		rd, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://r"})
+		if err != nil || rd.Contents[0].Text != "hello" {
+			t.Fatalf("resources/read = %v, %v", rd, err)
+		}
+		pr, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": "bob"}})
+		if err != nil || pr.Messages[0].Content.(*mcp.TextContent).Text != "hi bob" {
+			t.Fatalf("prompts/get = %v, %v", pr, err)
+		}
+		cp, err := cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: mcp.CompleteParamsArgument{Name: "who", Value: "x"}})
+		if err != nil || cp.Completion.Values[0] != "x-done" {
+			t.Fatalf("completion/complete = %v, %v", cp, err)
+		}
+	}
+	if len(pids) != 1 {
+		t.Fatalf("sessions reached processes %v; want one", pids)
+	}
+	srv := e.gw.Servers()
+	if len(srv) != 1 || len(srv[0].Sessions) != 3 {
+		t.Fatalf("gateway servers = %+v; want 3 sessions of t", srv)
+	}
+	if c := srv[0].Usage.Tools["echo"]; c.Calls != 3 {
+		t.Fatalf("echo calls = %+v", c)
+	}
+	if srv[0].Sessions[0].ClientName != "clienta" || srv[0].Sessions[0].PID != 1 {
+		t.Fatalf("session = %+v", srv[0].Sessions[0])
+	}
+}
+
+// Two sessions using the same progress token each get their own progress.
+func TestProgressGoesToItsSession(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	got := map[string][]float64{}
+	var wg sync.WaitGroup
+	for _, name := range []string{"a", "b"} {
+		cs := e.connect(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Params.ProgressToken != "tok" && r.Params.ProgressToken != float64(1) {
+				t.Errorf("%s got progress token %v", name, r.Params.ProgressToken)
+			}
+			got[name] = append(got[name], r.Params.Progress)
+		}}, name)
+		steps := 3
+		if name == "b" {
+			steps = 5
+		}
+		wg.Go(func() {
+			p := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": steps}}
+			p.SetProgressToken("tok")
+			if _, err := cs.CallTool(context.Background(), p); err != nil {
+				t.Errorf("slow: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, "progress", func() bool { mu.Lock(); defer mu.Unlock(); return len(got["a"]) == 3 && len(got["b"]) == 5 })
+}
+
+// A server's sampling request goes to the session whose call is in flight;
+// with no session able to take it, the server gets an error saying so.
+func TestSamplingGoesToTheCaller(t *testing.T) {
+	e := newEnv(t)
+	sampler := func(who string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: who}}, nil
+		}}
+	}
+	a := e.connect(sampler("from a"), "a")
+	b := e.connect(sampler("from b"), "b")
+	plain := e.connect(nil, "plain")
+	if got := callText(t, a, "sample", map[string]any{"message": "x"}); got != "sampled: from a" {
+		t.Fatalf("a's sample = %q", got)
+	}
+	if got := callText(t, b, "sample", map[string]any{"message": "x"}); got != "sampled: from b" {
+		t.Fatalf("b's sample = %q", got)
+	}
+	if got := callText(t, plain, "sample", map[string]any{"message": "x"}); !strings.Contains(got, "no client session of t can answer sampling/createMessage") {
+		t.Fatalf("sample without a sampling client = %q", got)
+	}
+}
+
+// roots/list goes to a session that declared roots.
+func TestRootsComeFromTheClient(t *testing.T) {
+	e := newEnv(t)
+	c := mcp.NewClient(&mcp.Implementation{Name: "r"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///work/a"})
+	cs, _ := e.connectClient(c)
+	if got := callText(t, cs, "roots", nil); got != "file:///work/a" {
+		t.Fatalf("roots = %q", got)
+	}
+}
+
+// Logs go to each session at its own level.
+func TestLogLevelPerSession(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	logs := map[string][]string{}
+	opts := func(name string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			logs[name] = append(logs[name], r.Params.Data.(string))
+		}}
+	}
+	dbg := e.connect(opts("debug"), "debug")
+	info := e.connect(opts("info"), "info")
+	if err := dbg.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := info.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	callText(t, info, "log", map[string]any{"message": "m"})
+	waitFor(t, "logs", func() bool { mu.Lock(); defer mu.Unlock(); return len(logs["debug"]) == 2 && len(logs["info"]) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if logs["info"][0] != "m" {
+		t.Fatalf("info session got %v", logs["info"])
+	}
+}
+
+// resources/updated reaches only the sessions subscribed.
+func TestResourceUpdatesOnlyToSubscribers(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	updates := map[string]int{}
+	opts := func(name string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+			mu.Lock()
+			updates[name]++
+			mu.Unlock()
+		}}
+	}
+	sub := e.connect(opts("sub"), "sub")
+	other := e.connect(opts("other"), "other")
+	if err := sub.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "test://r"}); err != nil {
+		t.Fatal(err)
+	}
+	callText(t, other, "touch", nil)
+	waitFor(t, "the update", func() bool { mu.Lock(); defer mu.Unlock(); return updates["sub"] == 1 })
+	callText(t, other, "echo", map[string]any{"message": "flush"})
+	mu.Lock()
+	defer mu.Unlock()
+	if updates["other"] != 0 {
+		t.Fatalf("a session not subscribed got %d updates", updates["other"])
+	}
+}
+
+// A cancelled call is cancelled upstream.
+func TestCancelReachesTheServer(t *testing.T) {
+	e := newEnv(t)
+	cs := e.connect(nil, "c")
+	mark := filepath.Join(t.TempDir(), "cancelled")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": -1, "mark": mark}})
+		done <- err
+	}()
+	waitFor(t, "the call in flight", func() bool {
+		s := e.gw.Servers()
+		return len(s) == 1 && len(s[0].Sessions) == 1 && s[0].Sessions[0].InFlight == 1
+	})
+	cancel()
+	<-done
+	waitFor(t, "the server to see the cancellation", func() bool { _, err := os.Stat(mark); return err == nil })
+}
+
+// A client that goes away mid-call has its request cancelled upstream.
+func TestDisconnectCancelsUpstream(t *testing.T) {
+	e := newEnv(t)
+	cs, hangup := e.connectClient(mcp.NewClient(&mcp.Implementation{Name: "c"}, nil))
+	mark := filepath.Join(t.TempDir(), "cancelled")
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": -1, "mark": mark}})
+	}()
+	waitFor(t, "the call in flight", func() bool {
+		s := e.gw.Servers()
+		return len(s) == 1 && len(s[0].Sessions) == 1 && s[0].Sessions[0].InFlight == 1
+	})
+	hangup()
+	waitFor(t, "the server to see the cancellation", func() bool { _, err := os.Stat(mark); return err == nil })
+}
+
+// A server killed mid-call: the call fails saying so, the session stays,
+// the next call reaches the new process, and a changed tool list is
+// announced.
+func TestRestartKeepsSessions(t *testing.T) {
+	extra := filepath.Join(t.TempDir(), "extra")
+	e := newEnv(t, "GATEWAY_TEST_EXTRA="+extra)
+	changed := make(chan struct{}, 10)
+	cs := e.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }}, "c")
+	first := callText(t, cs, "pid", nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": -1}})
+		done <- err
+	}()
+	waitFor(t, "the call in flight", func() bool { s := e.gw.Servers(); return len(s[0].Sessions) == 1 && s[0].Sessions[0].InFlight == 1 })
+	if err := os.WriteFile(extra, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "restarted while this request was in flight") {
+			t.Fatalf("the call in flight ended with %v; want it to say the server restarted", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call in flight did not end when its server was killed")
+	}
+	second := callText(t, cs, "pid", nil)
+	if second == first || second == "" {
+		t.Fatalf("after the restart the call reached pid %s (before: %s)", second, first)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no tools/list_changed after the restarted server's tools changed")
+	}
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || !slices.ContainsFunc(tools.Tools, func(t *mcp.Tool) bool { return t.Name == "extra" }) {
+		t.Fatalf("tools after the restart = %v, %v", tools, err)
+	}
+	_ = supervisor.StateReady
+}

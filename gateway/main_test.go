@@ -1,0 +1,252 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/gateway"
+	"mcptray/healthcheck"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// TestMain lets the test binary play the upstream server: with
+// GATEWAY_TEST_SERVER set it serves MCP on stdio.
+func TestMain(m *testing.M) {
+	if os.Getenv("GATEWAY_TEST_SERVER") != "" {
+		serveTestServer()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveTestServer is a go-sdk server with a tool for each thing a gateway
+// routes: progress, sampling, elicitation, roots, logs, resource updates.
+func serveTestServer() {
+	var srv *mcp.Server
+	// The initialize era unless asked: a 2026-07-28 server asks its
+	// client through input_required results instead of requests.
+	versions := []string{"2025-11-25", "2025-06-18"}
+	if os.Getenv("GATEWAY_TEST_MODERN") != "" {
+		versions = nil
+	}
+	srv = mcp.NewServer(&mcp.Implementation{Name: "gateway-test", Version: "1.2.3"}, &mcp.ServerOptions{
+		Instructions:              "test server",
+		SupportedProtocolVersions: versions,
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{r.Params.Argument.Value + "-done"}}}, nil
+		},
+	})
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	type msg struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		return text(in.Message), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprint(os.Getpid())), nil, nil
+	})
+	type slowIn struct {
+		Steps int    `json:"steps"`
+		Mark  string `json:"mark,omitempty"` // a file written when the call is cancelled
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		tok := req.Params.GetProgressToken()
+		for i := range in.Steps {
+			if tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(in.Steps)})
+			}
+			select {
+			case <-ctx.Done():
+				if in.Mark != "" {
+					_ = os.WriteFile(in.Mark, []byte("cancelled"), 0o600)
+				}
+				return nil, nil, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if in.Steps < 0 { // forever, until cancelled
+			<-ctx.Done()
+			if in.Mark != "" {
+				_ = os.WriteFile(in.Mark, []byte("cancelled"), 0o600)
+			}
+			return nil, nil, ctx.Err()
+		}
+		return text("done"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample"}, func(ctx context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Message}}}})
+		if err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil, nil
+		}
+		return text("sampled: " + res.Content.(*mcp.TextContent).Text), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return text(strings.Join(uris, ",")), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "debug " + in.Message})
+		return text("logged"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "touch"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://r"})
+		return text("touched"), nil, nil
+	})
+	if f := os.Getenv("GATEWAY_TEST_EXTRA"); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			mcp.AddTool(srv, &mcp.Tool{Name: "extra"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return text("extra"), nil, nil
+			})
+		}
+	}
+	srv.AddResource(&mcp.Resource{URI: "test://r", Name: "r", MIMEType: "text/plain"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "hello"}}}, nil
+	})
+	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}}, func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi " + r.Params.Arguments["who"]}}}}, nil
+	})
+	_ = srv.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// checker makes the supervisor's sessions with the gateway's handlers, as
+// mcptray's engine does.
+type checker struct {
+	gw func() *gateway.Gateway
+}
+
+func (c *checker) Connect(ctx context.Context, t healthcheck.Target) (supervisor.Session, error) {
+	gw := c.gw()
+	name := t.Server.Name
+	s, err := healthcheck.Connect(ctx, t, &healthcheck.Options{
+		Client:       gw.Handlers(name),
+		PreferLegacy: true,
+		Trace:        func(f healthcheck.Frame) { gw.Trace(name, f) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type env struct {
+	// session are the client sessions' options: the initialize era
+	// unless a test asks for 2026-07-28.
+	session *mcp.ClientSessionOptions
+	t       *testing.T
+	sup     *supervisor.Supervisor
+	gw      *gateway.Gateway
+	ctx     context.Context
+}
+
+// newEnv runs the test server under a supervisor, with a gateway in front.
+func newEnv(t *testing.T, extraEnv ...string) *env {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := map[string]string{"GATEWAY_TEST_SERVER": "1", "GORACE": "atexit_sleep_ms=0"}
+	for _, kv := range extraEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		e[k] = v
+	}
+	srv := &registry.Server{Name: "t", Command: exe, Env: e, Autostart: true}
+	var gw *gateway.Gateway
+	var mu sync.Mutex
+	ch := &checker{gw: func() *gateway.Gateway { mu.Lock(); defer mu.Unlock(); return gw }}
+	sup := supervisor.New([]*registry.Server{srv}, &supervisor.Options{
+		Checker: ch, LogDir: t.TempDir(), ProcDir: t.TempDir(), NoLogFiles: true,
+		BackoffBase: 50 * time.Millisecond,
+		Environ:     func(context.Context) []string { return os.Environ() },
+	})
+	mu.Lock()
+	gw = gateway.New(sup, nil)
+	mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = sup.Run(ctx) })
+	wg.Go(func() { _ = gw.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return &env{t: t, sup: sup, gw: gw, ctx: ctx, session: &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}}
+}
+
+// connect is one client session through the gateway, over pipes.
+func (e *env) connect(opts *mcp.ClientOptions, name string) *mcp.ClientSession {
+	e.t.Helper()
+	cs, _ := e.connectClient(mcp.NewClient(&mcp.Implementation{Name: name, Version: "0.1"}, opts))
+	return cs
+}
+
+// connectClient connects c through the gateway; hangup ends the
+// connection as a client process that dies would.
+func (e *env) connectClient(c *mcp.Client) (cs *mcp.ClientSession, hangup func()) {
+	e.t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	hangup = func() { cw.Close(); cr.Close() }
+	st := &mcp.IOTransport{Reader: sr, Writer: sw}
+	go func() { _ = e.gw.Serve(e.ctx, "t", st, gateway.Peer{Via: "stdio", PID: 1}) }()
+	ct := &mcp.IOTransport{Reader: cr, Writer: cw}
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, ct, e.session)
+	if err != nil {
+		e.t.Fatalf("connecting through the gateway: %v", err)
+	}
+	e.t.Cleanup(hangup)
+	return cs, hangup
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", tool, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return "ERROR: " + b.String()
+	}
+	return b.String()
+}
+
+// waitFor polls cond (state kept by other goroutines) until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serve runs one client session of server name over t (a `mcptray connect`
+// bridge's stream) until the client or ctx ends it. It waits for the
+// server to be ready before the session's handshake is answered; a server
+// that cannot get there answers every request with why.
+func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer Peer) error {
+	h := g.hub(name)
+	h.refreshSecrets()
+	front, err := h.frontFor(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		front = errorFront(name, err)
+	}
+	ss, err := front.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	h.attach(ss, peer)
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	h.detach(ss)
+	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// refreshSecrets takes the server's configured secrets, for the trace to
+// mask.
+func (h *hub) refreshSecrets() {
+	if st := h.state(); st != nil && st.Server != nil {
+		h.trace.setSecrets(st.Server.Secrets())
+	}
+}
+
+// Server is the gateway's view of one server: its client sessions and
+// what they asked.
+type Server struct {
+	Name     string    `json:"name"`
+	Sessions []Session `json:"sessions"`
+	Usage    Usage     `json:"usage"`
+}
+
+// Servers describes every server clients have reached, in name order.
+func (g *Gateway) Servers() []Server {
+	hs := g.allHubs()
+	slices.SortFunc(hs, func(a, b *hub) int {
+		switch {
+		case a.name < b.name:
+			return -1
+		case a.name > b.name:
+			return 1
+		}
+		return 0
+	})
+	out := make([]Server, 0, len(hs))
+	for _, h := range hs {
+		s := Server{Name: h.name, Usage: h.stats.usage(), Sessions: []Session{}}
+		for _, cl := range h.clients() {
+			s.Sessions = append(s.Sessions, cl.describe())
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Clients is how many client sessions server name has now.
+func (g *Gateway) Clients(name string) int {
+	g.mu.Lock()
+	h := g.hubs[name]
+	g.mu.Unlock()
+	if h == nil {
+		return 0
+	}
+	return len(h.clients())
+}

@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/healthcheck"
+	"mcptray/registry"
+)
+
+// Frame is one message of a server's protocol trace.
+type Frame = healthcheck.Frame
+
+// bodyLimit is how much of a frame's JSON the trace keeps.
+const bodyLimit = 2048
+
+// traceRing keeps the last frames of one server, numbered.
+type traceRing struct {
+	mu      sync.Mutex // protects the fields below
+	frames  []Frame    // ring
+	start   int        // index of the oldest
+	next    uint64     // Seq of the next frame
+	secrets []string   // the server's configured secrets, masked in bodies
+	wake    chan struct{}
+}
+
+func newTraceRing(n int) *traceRing { return &traceRing{frames: make([]Frame, 0, n), next: 1} }
+
+func (r *traceRing) setSecrets(s []string) {
+	r.mu.Lock()
+	r.secrets = s
+	r.mu.Unlock()
+}
+
+func (r *traceRing) add(f Frame) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f.Body = redact(f.Body, r.secrets)
+	f.Seq = r.next
+	r.next++
+	if len(r.frames) < cap(r.frames) {
+		r.frames = append(r.frames, f)
+	} else {
+		r.frames[r.start] = f
+		r.start = (r.start + 1) % len(r.frames)
+	}
+	if r.wake != nil {
+		close(r.wake)
+		r.wake = nil
+	}
+}
+
+// since returns the frames numbered since or later, oldest first, the
+// number to ask from next, and a channel closed at the next frame.
+func (r *traceRing) since(since uint64) ([]Frame, uint64, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Frame
+	for i := range r.frames {
+		f := r.frames[(r.start+i)%len(r.frames)]
+		if f.Seq >= since {
+			out = append(out, f)
+		}
+	}
+	if r.wake == nil {
+		r.wake = make(chan struct{})
+	}
+	return out, r.next, r.wake
+}
+
+// redact masks what a trace must not show: the values of fields named
+// like credentials (token, password, api_key, ...) and the server's own
+// configured secrets wherever they appear; then it cuts the body short.
+func redact(body string, secrets []string) string {
+	if body == "" {
+		return body
+	}
+	var v any
+	if json.Unmarshal([]byte(body), &v) == nil {
+		if b, err := json.Marshal(maskFields(v)); err == nil {
+			body = string(b)
+		}
+	}
+	body = registry.MaskSecrets(body, secrets)
+	if len(body) > bodyLimit {
+		body = body[:bodyLimit] + "…"
+	}
+	return body
+}
+
+func maskFields(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && registry.SecretName(k) && k != "progressToken" && k != "cursor" && k != "nextCursor" {
+				x[k] = registry.MaskSecret(s)
+				continue
+			}
+			x[k] = maskFields(e)
+		}
+	case []any:
+		for i := range x {
+			x[i] = maskFields(x[i])
+		}
+	}
+	return v
+}
+
+// traceIn and traceOut are the front's middlewares: what a client session
+// sends the gateway, and what the gateway sends it.
+func (h *hub) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
+	return h.sessionTrace(next, healthcheck.DirClientIn)
+}
+
+func (h *hub) traceOut(next mcp.MethodHandler) mcp.MethodHandler {
+	return h.sessionTrace(next, healthcheck.DirClientOut)
+}
+
+func (h *hub) sessionTrace(next mcp.MethodHandler, dir string) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		id := h.client(ss).id
+		return healthcheck.TraceMiddleware(h.trace.add, id, dir, h.g.opts.Now)(next)(ctx, method, req)
+	}
+}
+
+// TraceSince returns server name's trace frames numbered since or later,
+// the number to ask from next, and a channel closed at the next frame.
+func (g *Gateway) TraceSince(name string, since uint64) ([]Frame, uint64, <-chan struct{}) {
+	return g.hub(name).trace.since(since)
+}
