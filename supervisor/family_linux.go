@@ -66,14 +66,14 @@ type family struct {
 	pipes       [3]uint64 // inodes of the stdin, stdout and stderr pipes
 	self        int
 
-	mu     sync.Mutex     // guards the fields below
-	reaped bool           // the leader's Wait returned: its pid may be reused
+	mu     sync.Mutex // guards the fields below
+	reaped bool       // the leader's Wait returned: its pid may be reused
 	// gone: once the leader was reaped, a deep look found no member, live
 	// or dead, and nothing it could not tell apart. Nothing is left that
 	// could start a member, so every later look would find none: they
 	// are skipped (each reads all of /proc).
-	gone   bool
-	known  map[int]uint64 // members seen alive: pid → start time
+	gone  bool
+	known map[int]uint64 // members seen alive: pid → start time
 	// ids are the process groups and sessions members were seen in: the
 	// middle process of a double fork, dead before it was seen, is the
 	// session of the daemon it left.
