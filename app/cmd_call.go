@@ -73,6 +73,7 @@ tool, arguments that do not fit the schema).
 --json prints the result as the server sent it.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, true)
+			o.skip = healthcheck.ListResources | healthcheck.ListPrompts
 			var kv repeated
 			fs.Var(&kv, "arg", "an argument, key=value, typed by the input schema (repeatable)")
 			return func(ctx context.Context, env *Env, args []string) error {
@@ -115,6 +116,7 @@ folder) whose names are printed. --json prints the result as sent.
 ` + targetHelp,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, false)
+			o.skip = healthcheck.ListAll
 			return func(ctx context.Context, env *Env, args []string) error {
 				return o.run(ctx, env, args, 1, 1, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
 					res, err := sess.ReadResource(ctx, pos[0])
@@ -148,6 +150,7 @@ is sent. --json prints the result as sent.
 ` + targetHelp,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, false)
+			o.skip = healthcheck.ListTools | healthcheck.ListResources
 			var kv repeated
 			fs.Var(&kv, "arg", "an argument, key=value (repeatable)")
 			return func(ctx context.Context, env *Env, args []string) error {
@@ -200,6 +203,7 @@ key=value passes arguments already chosen (repeatable).
 ` + targetHelp,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, false)
+			o.skip = healthcheck.ListAll
 			prompt := fs.String("prompt", "", "the prompt whose argument to complete")
 			resource := fs.String("resource", "", "the resource template whose argument to complete")
 			var known repeated
@@ -261,6 +265,10 @@ type callOpts struct {
 	headers  repeated
 	envs     repeated
 	roots    repeated
+
+	// skip names the lists the command does not need read before it asks
+	// (a call needs the tools, to check its arguments; a read, nothing).
+	skip healthcheck.Lists
 
 	progress *progressLine // set by run
 }
@@ -429,7 +437,7 @@ func canSignIn(env *Env) bool {
 func (o *callOpts) session(ctx context.Context, env *Env, cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers, pos []string, fn func(context.Context, *healthcheck.Session, []string) error) error {
 	// The engine outlives ctx: after Ctrl-C the request is cancelled
 	// first, and only then the server stopped.
-	trial := startTrial(terminalEngineOptions(cfg), srv, handlers, *o.timeout)
+	trial := startTrial(terminalEngineOptions(cfg), srv, handlers, *o.timeout, o.skip)
 	defer trial.Close()
 	used := false
 	err := trial.Use(ctx, func(ctx context.Context, s *healthcheck.Session) error {

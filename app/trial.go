@@ -29,12 +29,12 @@ type Trial struct {
 // environment the desktop app gives servers. handlers answer what the
 // server sends during calls. Close stops it.
 func StartTrial(cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers) *Trial {
-	return startTrial(EngineOptions(cfg), srv, handlers, 0)
+	return startTrial(EngineOptions(cfg), srv, handlers, 0, 0)
 }
 
 // startTrial starts srv on an engine made with opts; startup, when set,
-// bounds its start.
-func startTrial(opts *supervisor.Options, srv *registry.Server, handlers *healthcheck.ClientHandlers, startup time.Duration) *Trial {
+// bounds its start; its sessions do not list what skip names.
+func startTrial(opts *supervisor.Options, srv *registry.Server, handlers *healthcheck.ClientHandlers, startup time.Duration, skip healthcheck.Lists) *Trial {
 	srv = srv.Clone()
 	srv.Autostart, srv.Disabled = true, false
 	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
@@ -42,7 +42,8 @@ func startTrial(opts *supervisor.Options, srv *registry.Server, handlers *health
 	if startup > 0 && (opts.StartupTimeout <= 0 || opts.StartupTimeout > startup) {
 		opts.StartupTimeout = startup
 	}
-	opts.Checker.(*healthChecker).opts.Client = handlers
+	hc := opts.Checker.(*healthChecker)
+	hc.opts.Client, hc.opts.Skip = handlers, skip
 	t := &Trial{srv: srv, sup: supervisor.New([]*registry.Server{srv}, opts), done: make(chan struct{})}
 	var ctx context.Context
 	ctx, t.stop = context.WithCancel(context.Background())
