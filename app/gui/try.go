@@ -288,6 +288,12 @@ func (c *controller) try(server, what string, v *runView, fn func(context.Contex
 		}
 		fyne.Do(func() {
 			t.release()
+			if _, notReady := app.NotReadyText(err); notReady && c.trials[server] == t {
+				// It failed to start: do not keep it retrying in the
+				// background; the next call starts it afresh.
+				delete(c.trials, server)
+				go t.trial.Close()
+			}
 			done(err)
 			if c.main != nil && tools != nil {
 				c.main.trialTools(server, tools)

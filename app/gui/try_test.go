@@ -4,6 +4,7 @@ package gui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -479,5 +481,42 @@ func TestReadAndGetFromTheWindow(t *testing.T) {
 	}
 	if h := c.history["everything"]; len(h) != 3 || h[1].kind != callTemplate || h[1].args["resourceId"] != "2" || h[2].kind != callPrompt {
 		t.Errorf("history: %+v", h)
+	}
+}
+
+// TestRunOnAServerThatDoesNotStart: the call's failure says why the
+// server did not start (its exit and its last stderr line), in red, and
+// the window does not keep the failed instance retrying behind the scenes.
+func TestRunOnAServerThatDoesNotStart(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "servers.toml")
+	toml := "[servers.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'Error: BROKEN_TOKEN is not set' >&2; exit 3\"]\n"
+	if err := os.WriteFile(cfgPath, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := registry.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the engine last saw it: up, with one tool.
+	st := supervisor.ServerState{Name: "broken", Server: cfg.Servers[0], State: supervisor.StateReady, Level: supervisor.LevelOK, Since: t0,
+		Report: &healthcheck.Report{Tools: []healthcheck.Tool{{Name: "ping", InputSchema: json.RawMessage(`{"type":"object"}`)}}}}
+	snap := supervisor.Snapshot{Time: t0, Servers: []supervisor.ServerState{st}}
+	c := newTestController(t, newFakeEngine(snap), cfgPath)
+	c.apply(snap)
+	wait := waitCalls(t, c)
+	c.main.selectServer("broken")
+	p := toolPanelOf(t, c.main, "ping")
+	test.Tap(p.run.button)
+	wait()
+	got := resultText(p.run)
+	if p.run.status.Importance != widget.DangerImportance || !strings.Contains(got, "exit") || !strings.Contains(got, "BROKEN_TOKEN is not set") {
+		t.Errorf("status %q (%v), result %q", p.run.status.Text, p.run.status.Importance, got)
+	}
+	if c.trials["broken"] != nil {
+		t.Error("the instance that failed to start is kept")
+	}
+	if h := c.history["broken"]; len(h) != 1 || h[0].good || h[0].outcome != "failed" {
+		t.Errorf("history %+v", h)
 	}
 }
