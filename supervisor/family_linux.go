@@ -68,7 +68,8 @@ type family struct {
 
 	mu     sync.Mutex // guards the fields below
 	reaped bool       // the leader's Wait returned: its pid may be reused
-	// gone: once the leader was reaped, a deep look found no member, live
+	exited bool       // the leader is dead (a zombie until reaped)
+	// gone: once the leader was dead, a deep look found no member, live
 	// or dead, and nothing it could not tell apart. Nothing is left that
 	// could start a member, so every later look would find none: they
 	// are skipped (each reads all of /proc).
@@ -118,6 +119,11 @@ func newFamily(leader int, token string, stdin, stdout, stderr *os.File) *family
 func (f *family) awaitLeader() {
 	for {
 		err := unix.Waitid(unix.P_PID, f.leader, nil, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			f.mu.Lock()
+			f.exited = true
+			f.mu.Unlock()
+		}
 		if err != syscall.EINTR {
 			break
 		}
@@ -155,7 +161,7 @@ func (f *family) look(kind int) census {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer func() {
-		if deep && f.reaped && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 {
+		if deep && (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 {
 			f.gone = true
 		}
 	}()
@@ -186,7 +192,8 @@ func (f *family) look(kind int) census {
 		// otherwise for a moment (during an exec the files of a process
 		// can belong to root).
 		ours := subreaper || t.mine[pid]
-		if deep && ours && s.zombie() && s.start >= f.leaderStart {
+		deadLeader := pid == f.leader && s.start == f.leaderStart && f.exited
+		if deep && ours && s.zombie() && s.start >= f.leaderStart && !deadLeader {
 			// Exiting, or dead before it was seen: it may have handed the
 			// pipes to a child that /proc was read too early to list.
 			c.unsure++
