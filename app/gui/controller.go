@@ -66,6 +66,7 @@ type controller struct {
 	lastConfirm     dialog.Dialog // the last confirmation before a destructive tool (tests)
 	afterCall       func()        // runs once a call's outcome shows (tests)
 	afterElicit     func()        // runs once an elicitation dialog shows (tests)
+	afterProgress   func()        // runs once a progress notification shows (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time

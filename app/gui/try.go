@@ -122,7 +122,12 @@ func (c *controller) handlersFor(t *trialRun) *healthcheck.ClientHandlers {
 	return &healthcheck.ClientHandlers{
 		Progress: func(p *mcp.ProgressNotificationParams) {
 			if v := t.current(); v != nil {
-				fyne.Do(func() { v.progress(p) })
+				fyne.Do(func() {
+					v.progress(p)
+					if c.afterProgress != nil {
+						c.afterProgress()
+					}
+				})
 			}
 		},
 		Log:    func(p *mcp.LoggingMessageParams) { note(app.LogLine(p)) },
@@ -279,12 +284,8 @@ func (c *controller) try(server, what string, v *runView, fn func(context.Contex
 			fyne.Do(func() { v.calling(what + "…") })
 			return fn(ctx, s)
 		})
-		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				err = fmt.Errorf("no answer within %s", callTimeout)
-			} else {
-				err = errors.New("cancelled")
-			}
+		if err != nil && ctx.Err() != nil {
+			err = endedWords(server, ctx.Err(), err)
 		}
 		fyne.Do(func() {
 			t.release()
@@ -411,4 +412,24 @@ func (c *controller) open(link string) error {
 		open = c.app.OpenURL
 	}
 	return open(u)
+}
+
+// endedWords says how a call that Cancel or the timeout (why) ended went:
+// whether the server was told (notifications/cancelled), or that it was
+// still starting.
+func endedWords(server string, why, err error) error {
+	what := "Cancelled"
+	if errors.Is(why, context.DeadlineExceeded) {
+		what = "No answer within " + callTimeout.String()
+	}
+	var ce *healthcheck.CallError
+	switch {
+	case errors.As(err, &ce) && ce.Cancelled && ce.CancelSent:
+		return errors.New(what + ": the server was sent notifications/cancelled.")
+	case errors.As(err, &ce) && ce.Cancelled:
+		return errors.New(what + ": notifications/cancelled could not be sent in time.")
+	case errors.Is(err, why):
+		return errors.New(what + " while " + server + " was starting.")
+	}
+	return err
 }

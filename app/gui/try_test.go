@@ -520,3 +520,38 @@ func TestRunOnAServerThatDoesNotStart(t *testing.T) {
 		t.Errorf("history %+v", h)
 	}
 }
+
+// TestProgressAndCancel: a long operation shows its progress as a bar;
+// Cancel ends the call, and the server is sent notifications/cancelled.
+func TestProgressAndCancel(t *testing.T) {
+	cfgPath, snap := npmServers(t)
+	c := newTestController(t, newFakeEngine(snap), cfgPath)
+	c.apply(snap)
+	wait := waitCalls(t, c)
+	progressed := make(chan struct{}, 100)
+	c.afterProgress = func() { progressed <- struct{}{} }
+	m := c.main
+	m.selectServer("everything")
+	p := toolPanelOf(t, m, "trigger-long-running-operation")
+	input(t, p.form, "duration").(*textInput).e.SetText("600")
+	input(t, p.form, "steps").(*textInput).e.SetText("600")
+	test.Tap(p.run.button)
+	select {
+	case <-progressed:
+	case <-time.After(time.Minute):
+		t.Fatal("no progress shown")
+	}
+	if !p.run.bar.Visible() || p.run.bar.Max != 600 || p.run.bar.Value < 1 || !p.run.cancel.Visible() || !p.run.button.Disabled() {
+		t.Errorf("while it runs: bar shown %v at %v of %v; Cancel shown %v; Run disabled %v",
+			p.run.bar.Visible(), p.run.bar.Value, p.run.bar.Max, p.run.cancel.Visible(), p.run.button.Disabled())
+	}
+	test.Tap(p.run.cancel)
+	wait()
+	got := resultText(p.run)
+	if p.run.status.Importance != widget.DangerImportance || !strings.Contains(got, "notifications/cancelled") {
+		t.Errorf("after Cancel: status %q, result %q", p.run.status.Text, got)
+	}
+	if p.run.button.Disabled() || p.run.cancel.Visible() {
+		t.Error("Run is not offered again after Cancel")
+	}
+}
