@@ -63,7 +63,19 @@ func npmServers(t *testing.T) (string, supervisor.Snapshot) {
 	return cfgPath, snap
 }
 
-// calls counts the outcomes of calls from the window.
+// tryWindow opens the window on server, one of npmServers', for calls;
+// wait waits for the outcome of the next call.
+func tryWindow(t *testing.T, server string) (c *controller, m *mainWindow, wait func()) {
+	t.Helper()
+	cfgPath, snap := npmServers(t)
+	c = newTestController(t, newFakeEngine(snap), cfgPath)
+	c.apply(snap)
+	wait = waitCalls(t, c)
+	c.main.selectServer(server)
+	return c, c.main, wait
+}
+
+// waitCalls returns a wait for the outcome of the next call from the window.
 func waitCalls(t *testing.T, c *controller) func() {
 	done := make(chan struct{}, 16)
 	c.afterCall = func() { done <- struct{}{} }
@@ -145,12 +157,7 @@ func renderPanel(t *testing.T, m *mainWindow, server, tool, golden string) {
 // structured content checked against its outputSchema, errors in red, a
 // history that runs a call again.
 func TestRunToolsFromTheWindow(t *testing.T) {
-	cfgPath, snap := npmServers(t)
-	c := newTestController(t, newFakeEngine(snap), cfgPath)
-	c.apply(snap)
-	wait := waitCalls(t, c)
-	m := c.main
-	m.selectServer("everything")
+	c, m, wait := tryWindow(t, "everything")
 
 	// The forms as the servers' schemas make them.
 	renderPanel(t, m, "everything", "echo", "run_echo.xml")
@@ -260,12 +267,7 @@ func hasImage(o fyne.CanvasObject) bool {
 // a list of objects with a list inside; its delete_entities is marked
 // destructive and asks first.
 func TestRunNestedAndDestructiveTools(t *testing.T) {
-	cfgPath, snap := npmServers(t)
-	c := newTestController(t, newFakeEngine(snap), cfgPath)
-	c.apply(snap)
-	wait := waitCalls(t, c)
-	m := c.main
-	m.selectServer("memory")
+	c, m, wait := tryWindow(t, "memory")
 	renderPanel(t, m, "memory", "create_entities", "run_nested.xml")
 
 	p := toolPanelOf(t, m, "create_entities")
@@ -359,14 +361,9 @@ func confirmButton(t *testing.T, w fyne.Window, text string) {
 // joins the Tools tab after the first call, and running it opens a dialog
 // made from the requested schema, whose answers go back to the server.
 func TestElicitationDialog(t *testing.T) {
-	cfgPath, snap := npmServers(t)
-	c := newTestController(t, newFakeEngine(snap), cfgPath)
-	c.apply(snap)
-	wait := waitCalls(t, c)
+	c, m, wait := tryWindow(t, "everything")
 	asked := make(chan struct{}, 4)
 	c.afterElicit = func() { asked <- struct{}{} }
-	m := c.main
-	m.selectServer("everything")
 	if m.tools.selectKey("trigger-elicitation-request") {
 		t.Fatal("the health check's catalog lists a tool offered only to sessions that answer elicitation")
 	}
@@ -427,14 +424,9 @@ func TestElicitationDialog(t *testing.T) {
 // listed one, and blobs and text made from its templates: the blob is
 // saved to a file the window names) and gets a prompt from its form.
 func TestReadAndGetFromTheWindow(t *testing.T) {
-	cfgPath, snap := npmServers(t)
 	downloads := t.TempDir()
 	t.Setenv("XDG_DOWNLOAD_DIR", downloads)
-	c := newTestController(t, newFakeEngine(snap), cfgPath)
-	c.apply(snap)
-	wait := waitCalls(t, c)
-	m := c.main
-	m.selectServer("everything")
+	c, m, wait := tryWindow(t, "everything")
 
 	m.showTab("Resources")
 	if !m.resources.selectKey("demo://resource/static/document/features.md") {
@@ -524,14 +516,9 @@ func TestRunOnAServerThatDoesNotStart(t *testing.T) {
 // TestProgressAndCancel: a long operation shows its progress as a bar;
 // Cancel ends the call, and the server is sent notifications/cancelled.
 func TestProgressAndCancel(t *testing.T) {
-	cfgPath, snap := npmServers(t)
-	c := newTestController(t, newFakeEngine(snap), cfgPath)
-	c.apply(snap)
-	wait := waitCalls(t, c)
+	c, m, wait := tryWindow(t, "everything")
 	progressed := make(chan struct{}, 100)
 	c.afterProgress = func() { progressed <- struct{}{} }
-	m := c.main
-	m.selectServer("everything")
 	p := toolPanelOf(t, m, "trigger-long-running-operation")
 	input(t, p.form, "duration").(*textInput).e.SetText("600")
 	input(t, p.form, "steps").(*textInput).e.SetText("600")

@@ -103,18 +103,45 @@ func (m *mainWindow) panelFor(kind string, i int) fyne.CanvasObject {
 	return p.content()
 }
 
-// toolPanel runs a tool from a form made from its input schema.
-type toolPanel struct {
+// panelBase is what every panel has: the form (nil when the schema
+// cannot be used, or for a resource, which takes none), the button with
+// what it shows, and the box they stand in.
+type panelBase struct {
 	m      *mainWindow
 	server string
-	tool   healthcheck.Tool
-	form   *schemaForm // nil when the input schema cannot be used
+	form   *schemaForm
 	run    *runView
 	box    *fyne.Container
 }
 
+func (p *panelBase) content() fyne.CanvasObject { return p.box }
+
+func (p *panelBase) fill(args map[string]any) {
+	if p.form != nil {
+		p.form.setValues(args)
+	}
+}
+
+// addForm adds the form made from a schema, or says why there is none
+// (and the button cannot run).
+func (p *panelBase) addForm(form *app.Form, err error, what string) {
+	if err != nil {
+		p.box.Add(errorText(what + ": " + err.Error()))
+		p.run.button.Disable()
+		return
+	}
+	p.form = newSchemaForm(form)
+	p.box.Add(p.form.content)
+}
+
+// toolPanel runs a tool from a form made from its input schema.
+type toolPanel struct {
+	panelBase
+	tool healthcheck.Tool
+}
+
 func (m *mainWindow) newToolPanel(server string, t healthcheck.Tool) *toolPanel {
-	p := &toolPanel{m: m, server: server, tool: t}
+	p := &toolPanel{panelBase: panelBase{m: m, server: server}, tool: t}
 	p.run = newRunView("Run", theme.MediaPlayIcon(), p.start)
 	title := widget.NewLabelWithStyle(nameTitle(t.Name, t.Title), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	title.Truncation = fyne.TextTruncateEllipsis
@@ -132,23 +159,9 @@ func (m *mainWindow) newToolPanel(server string, t healthcheck.Tool) *toolPanel 
 	}
 	p.box.Add(hints)
 	form, err := app.NewForm(t.InputSchema)
-	if err != nil {
-		p.box.Add(errorText("The tool's input schema cannot be used: " + err.Error()))
-		p.run.button.Disable()
-	} else {
-		p.form = newSchemaForm(form)
-		p.box.Add(p.form.content)
-	}
+	p.addForm(form, err, "The tool's input schema cannot be used")
 	p.box.Add(p.run.box)
 	return p
-}
-
-func (p *toolPanel) content() fyne.CanvasObject { return p.box }
-
-func (p *toolPanel) fill(args map[string]any) {
-	if p.form != nil {
-		p.form.setValues(args)
-	}
 }
 
 // annotationWords says what a tool's annotations declare.
@@ -274,49 +287,31 @@ func (p *toolPanel) showResult(res *healthcheck.CallResult, took time.Duration) 
 // readPanel reads a resource: one listed (uri) or one made from a
 // template (its form).
 type readPanel struct {
-	m        *mainWindow
-	server   string
+	panelBase
 	uri      string // a listed resource ("" for a template)
 	template string
-	form     *schemaForm // the template's variables
 	preview  *widget.Label
-	run      *runView
-	box      *fyne.Container
 }
 
 func (m *mainWindow) newResourcePanel(server, uri string) *readPanel {
-	p := &readPanel{m: m, server: server, uri: uri}
+	p := &readPanel{panelBase: panelBase{m: m, server: server}, uri: uri}
 	p.run = newRunView("Read", theme.DocumentIcon(), p.start)
 	p.box = container.NewVBox(p.run.box)
 	return p
 }
 
 func (m *mainWindow) newTemplatePanel(server, uriTemplate string) *readPanel {
-	p := &readPanel{m: m, server: server, template: uriTemplate}
+	p := &readPanel{panelBase: panelBase{m: m, server: server}, template: uriTemplate}
 	p.run = newRunView("Read", theme.DocumentIcon(), p.start)
 	p.preview = widget.NewLabel("")
 	p.preview.TextStyle.Monospace = true
 	p.preview.Wrapping = fyne.TextWrapBreak
 	p.box = container.NewVBox()
 	form, err := app.TemplateForm(uriTemplate)
-	if err != nil {
-		p.box.Add(errorText(err.Error()))
-		p.run.button.Disable()
-	} else {
-		p.form = newSchemaForm(form)
-		p.box.Add(p.form.content)
-	}
+	p.addForm(form, err, "The template cannot be filled")
 	p.box.Add(p.preview)
 	p.box.Add(p.run.box)
 	return p
-}
-
-func (p *readPanel) content() fyne.CanvasObject { return p.box }
-
-func (p *readPanel) fill(args map[string]any) {
-	if p.form != nil {
-		p.form.setValues(args)
-	}
 }
 
 func (p *readPanel) start() {
@@ -367,36 +362,18 @@ func (p *readPanel) start() {
 
 // promptPanel gets a prompt, with a form of its arguments.
 type promptPanel struct {
-	m      *mainWindow
-	server string
+	panelBase
 	prompt healthcheck.Prompt
-	form   *schemaForm
-	run    *runView
-	box    *fyne.Container
 }
 
 func (m *mainWindow) newPromptPanel(server string, pr healthcheck.Prompt) *promptPanel {
-	p := &promptPanel{m: m, server: server, prompt: pr}
+	p := &promptPanel{panelBase: panelBase{m: m, server: server}, prompt: pr}
 	p.run = newRunView("Get", theme.MailComposeIcon(), p.start)
 	p.box = container.NewVBox()
 	form, err := app.PromptForm(pr)
-	if err != nil {
-		p.box.Add(errorText(err.Error()))
-		p.run.button.Disable()
-	} else {
-		p.form = newSchemaForm(form)
-		p.box.Add(p.form.content)
-	}
+	p.addForm(form, err, "The prompt's arguments cannot be asked")
 	p.box.Add(p.run.box)
 	return p
-}
-
-func (p *promptPanel) content() fyne.CanvasObject { return p.box }
-
-func (p *promptPanel) fill(args map[string]any) {
-	if p.form != nil {
-		p.form.setValues(args)
-	}
 }
 
 func (p *promptPanel) start() {
