@@ -157,7 +157,7 @@ func (f *family) look(kind int) census {
 	if gone {
 		return c
 	}
-	t := readProcTable()
+	t := f.table()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer func() {
@@ -355,6 +355,18 @@ func (f *family) killAll() int {
 		time.Sleep(wait)
 		wait = min(2*wait, 50*time.Millisecond)
 	}
+}
+
+// table is what a census looks at. A subreaper's family descends from it
+// (an orphan re-parents to it), so its own subtree is all there is to read
+// where the kernel lists each process's children; else all of /proc.
+func (f *family) table() *procTable {
+	if subreaper {
+		if t, ok := readSubtree(f.self); ok {
+			return t
+		}
+	}
+	return readProcTable()
 }
 
 // refresh takes a cheap census and reports whether it found members not
