@@ -219,7 +219,7 @@ func checkSelection(cfg *registry.Config, names []string) ([]*registry.Server, e
 			continue
 		}
 		c := s.Clone()
-		c.Autostart, c.Disabled = true, false
+		c.Start, c.Autostart, c.Disabled = registry.StartAuto, true, false
 		out = append(out, c)
 	}
 	if len(out) == 0 {
@@ -251,7 +251,7 @@ func CheckServer(ctx context.Context, cfg *registry.Config, s *registry.Server, 
 		cfg = &registry.Config{}
 	}
 	c := s.Clone()
-	c.Autostart, c.Disabled = true, false
+	c.Start, c.Autostart, c.Disabled = registry.StartAuto, true, false
 	return runCheckWith(ctx, EngineOptions(cfg), []*registry.Server{c}, timeout)[0]
 }
 

@@ -56,9 +56,15 @@ func testServers(t *testing.T) string {
 	}
 	everything := filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(everything); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("server-everything not installed (%v); `make test` installs it", err)
+		}
 		t.Skipf("server-everything not installed (%v); `make test` installs it", err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node not on PATH")
+		}
 		t.Skip("node not on PATH")
 	}
 	abs, _ := filepath.Abs(everything)
@@ -206,6 +212,14 @@ func TestCheckServer(t *testing.T) {
 	st := CheckServer(context.Background(), nil, &registry.Server{Name: "demo", Command: bin, Args: []string{"serve-demo"}}, 30*time.Second)
 	if st.State != supervisor.StateReady || st.Report == nil || len(st.Report.Tools) == 0 {
 		t.Errorf("demo: %s %v", st.State, st.Diagnosis)
+	}
+	// A server that waits for its first client, or a person, is checked
+	// all the same: the check is its client.
+	for _, mode := range []registry.StartMode{registry.StartLazy, registry.StartManual} {
+		st := CheckServer(context.Background(), nil, &registry.Server{Name: "demo", Command: bin, Args: []string{"serve-demo"}, Start: mode, IdleStop: time.Minute}, 30*time.Second)
+		if st.State != supervisor.StateReady {
+			t.Errorf("start = %q: %s (%s)", mode, st.State, st.Reason)
+		}
 	}
 	st = CheckServer(context.Background(), nil, &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}, 30*time.Second)
 	if st.State == supervisor.StateReady || st.Diagnosis == nil || st.LastExit == nil || st.LastExit.Code != 3 {

@@ -83,7 +83,7 @@ func TestExportEveryClient(t *testing.T) {
 	cfg := writeConfig(t, clientsConfig)
 	for _, c := range clients.All() {
 		t.Run(c.ID, func(t *testing.T) {
-			out, errOut, code := runCLI(t, nil, "export", "--client", c.ID, "--config", cfg, "--no-resolve")
+			out, errOut, code := runCLI(t, nil, "export", "--direct", "--client", c.ID, "--config", cfg, "--no-resolve")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -103,48 +103,48 @@ func TestExportEveryClient(t *testing.T) {
 		})
 	}
 	// Revealed: the literal, and for Claude Desktop the variable's value.
-	out, _, code := runCLI(t, map[string]string{"GITHUB_TOKEN": "ghp_value"}, "export", "--client", "claude-desktop", "--config", cfg, "--no-resolve", "--reveal-secrets", "github")
+	out, _, code := runCLI(t, map[string]string{"GITHUB_TOKEN": "ghp_value"}, "export", "--direct", "--client", "claude-desktop", "--config", cfg, "--no-resolve", "--reveal-secrets", "github")
 	if code != 0 || !strings.Contains(out, "s3cr3t-value") || !strings.Contains(out, "ghp_value") {
 		t.Errorf("reveal: exit %d\n%s", code, out)
 	}
 	// Windows: npx through cmd /c.
-	out, _, _ = runCLI(t, nil, "export", "--client", "cursor", "--config", cfg, "--os", "windows", "files")
+	out, _, _ = runCLI(t, nil, "export", "--direct", "--client", "cursor", "--config", cfg, "--os", "windows", "files")
 	if !strings.Contains(out, `"command": "cmd"`) || !strings.Contains(out, `"args": ["/c", "npx", "-y"`) {
 		t.Errorf("windows export:\n%s", out)
 	}
 	// cli, deeplink, file.
-	out, _, _ = runCLI(t, nil, "export", "--client", "claude-code", "--format", "cli", "--config", cfg, "--no-resolve", "remote")
+	out, _, _ = runCLI(t, nil, "export", "--direct", "--client", "claude-code", "--format", "cli", "--config", cfg, "--no-resolve", "remote")
 	if want := "claude mcp add remote https://mcp.example.com/mcp --transport http --scope user --header 'Authorization: Bearer ${EXAMPLE_TOKEN}'\n"; out != want {
 		t.Errorf("cli:\n%s\nwant\n%s", out, want)
 	}
-	out, _, _ = runCLI(t, nil, "export", "--client", "cursor", "--format", "deeplink", "--config", cfg, "--no-resolve", "files")
+	out, _, _ = runCLI(t, nil, "export", "--direct", "--client", "cursor", "--format", "deeplink", "--config", cfg, "--no-resolve", "files")
 	if !strings.HasPrefix(out, "cursor://anysphere.cursor-deeplink/mcp/install?name=files&config=") {
 		t.Errorf("deeplink: %s", out)
 	}
-	out, _, _ = runCLI(t, nil, "export", "--client", "codex", "--format", "file")
+	out, _, _ = runCLI(t, nil, "export", "--direct", "--client", "codex", "--format", "file")
 	if !strings.HasSuffix(out, "/.codex/config.toml\n") {
 		t.Errorf("file: %s", out)
 	}
-	_, errOut, code := runCLI(t, nil, "export", "--client", "windsurf", "--format", "cli", "--config", cfg)
+	_, errOut, code := runCLI(t, nil, "export", "--direct", "--client", "windsurf", "--format", "cli", "--config", cfg)
 	if code != 2 || !strings.Contains(errOut, "not supported") {
 		t.Errorf("unsupported cli: %d %s", code, errOut)
 	}
-	_, errOut, code = runCLI(t, nil, "export", "--client", "nope", "--config", cfg)
+	_, errOut, code = runCLI(t, nil, "export", "--direct", "--client", "nope", "--config", cfg)
 	if code != 2 || !strings.Contains(errOut, "unknown client") {
 		t.Errorf("unknown client: %d %s", code, errOut)
 	}
 	// The names people type.
 	for _, id := range []string{"claude", "gemini-cli"} {
-		if _, errOut, code := runCLI(t, nil, "export", "--client", id, "--format", "cli", "--config", cfg, "--no-resolve", "files"); code != 0 {
+		if _, errOut, code := runCLI(t, nil, "export", "--direct", "--client", id, "--format", "cli", "--config", cfg, "--no-resolve", "files"); code != 0 {
 			t.Errorf("--client %s: exit %d: %s", id, code, errOut)
 		}
 	}
-	_, errOut, code = runCLI(t, nil, "export", "--client", "gemnii", "--config", cfg)
+	_, errOut, code = runCLI(t, nil, "export", "--direct", "--client", "gemnii", "--config", cfg)
 	if code != 2 || !strings.Contains(errOut, "did you mean gemini?") {
 		t.Errorf("typo: %d %s", code, errOut)
 	}
 	// A literal secret is printed as <hidden>, said on stderr, never as the mask.
-	out, errOut, _ = runCLI(t, nil, "export", "--client", "claude-code", "--format", "cli", "--config", cfg, "--no-resolve", "github")
+	out, errOut, _ = runCLI(t, nil, "export", "--direct", "--client", "claude-code", "--format", "cli", "--config", cfg, "--no-resolve", "github")
 	if !strings.Contains(out, "DEBUG=<hidden>") || strings.Contains(out, Masked) || !strings.Contains(errOut, "not a working value") {
 		t.Errorf("hidden literal:\n%s\n%s", out, errOut)
 	}
@@ -174,7 +174,7 @@ func TestInstallAsNewUser(t *testing.T) {
 	for id, path := range files {
 		t.Run(id, func(t *testing.T) {
 			writeFile(t, path, orig[id])
-			out, errOut, code := runCLI(t, nil, "install", "--client", id, "--config", cfg, "--no-resolve")
+			out, errOut, code := runCLI(t, nil, "install", "--direct", "--client", id, "--config", cfg, "--no-resolve")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -193,7 +193,7 @@ func TestInstallAsNewUser(t *testing.T) {
 			if !strings.Contains(string(got), "s3cr3t-value") {
 				t.Errorf("literal value not written into the file:\n%s", got)
 			}
-			out, _, _ = runCLI(t, nil, "install", "--client", id, "--config", cfg, "--no-resolve")
+			out, _, _ = runCLI(t, nil, "install", "--direct", "--client", id, "--config", cfg, "--no-resolve")
 			if !strings.Contains(out, "nothing to change") {
 				t.Errorf("second install:\n%s", out)
 			}
@@ -217,7 +217,7 @@ func TestInstallAsNewUser(t *testing.T) {
 	// Dry run writes nothing; a broken file is refused untouched.
 	p := files["cursor"]
 	writeFile(t, p, "{ broken")
-	_, errOut, code := runCLI(t, nil, "install", "--client", "cursor", "--config", cfg, "--no-resolve")
+	_, errOut, code := runCLI(t, nil, "install", "--direct", "--client", "cursor", "--config", cfg, "--no-resolve")
 	if code != 1 || !strings.Contains(errOut, p+":1:") || !strings.Contains(errOut, "left untouched") {
 		t.Errorf("broken file: exit %d: %s", code, errOut)
 	}
@@ -225,7 +225,7 @@ func TestInstallAsNewUser(t *testing.T) {
 		t.Errorf("broken file changed: %q", b)
 	}
 	os.Remove(p)
-	out, _, _ := runCLI(t, nil, "install", "--client", "cursor", "--config", cfg, "--no-resolve", "--dry-run", "files")
+	out, _, _ := runCLI(t, nil, "install", "--direct", "--client", "cursor", "--config", cfg, "--no-resolve", "--dry-run", "files")
 	if !strings.Contains(out, "dry run") {
 		t.Errorf("dry run:\n%s", out)
 	}

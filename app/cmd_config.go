@@ -233,6 +233,8 @@ func cmdConfigList(fs *flag.FlagSet) func(context.Context, *Env, []string) error
 				status = "invalid: " + e.Error
 			case e.Disabled:
 				status = "disabled"
+			case e.Start == registry.StartLazy:
+				status = "ok (starts with its first client)"
 			case !e.Autostart:
 				status = "ok (manual start)"
 			}

@@ -65,7 +65,7 @@ func runConnect(ctx context.Context, env *Env, cfgFlag, name string) error {
 	if err != nil {
 		return err
 	}
-	b := &bridge{env: env, name: name, cfgFlag: cfgFlag, sock: sock, pending: map[string]bool{}}
+	b := &bridge{env: env, name: name, cfgFlag: cfgFlag, sock: sock, pending: map[string]bool{}, started: time.Now()}
 	conn, err := b.dial(ctx, daemonStartWait)
 	if err != nil {
 		var api *control.APIError
@@ -84,6 +84,7 @@ type bridge struct {
 	name    string
 	cfgFlag string
 	sock    string
+	started time.Time
 
 	outMu sync.Mutex // serialises writes to stdout
 
@@ -97,24 +98,35 @@ type bridge struct {
 // dial connects to the daemon's instance of the server, starting the
 // daemon when none answers.
 func (b *bridge) dial(ctx context.Context, wait time.Duration) (net.Conn, error) {
-	conn, err := b.connectOnce(ctx)
-	if err == nil || !errors.Is(err, control.ErrNoDaemon) {
-		return conn, err
+	c, err := DialOrStartDaemon(ctx, b.sock, b.cfgFlag, wait)
+	if err != nil {
+		return nil, err
 	}
-	child, err := b.startDaemon()
+	return c.Connect(ctx, b.name, os.Getpid())
+}
+
+// DialOrStartDaemon returns this user's daemon on socket sock, starting
+// one (detached: it outlives the caller; cfgFlag is its --config) when
+// none answers, and waiting up to wait for it.
+func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Duration) (*control.Client, error) {
+	c, err := dialSocket(ctx, sock)
+	if err == nil || !errors.Is(err, control.ErrNoDaemon) {
+		return c, err
+	}
+	child, err := startDaemon(sock, cfgFlag)
 	if err != nil {
 		return nil, fmt.Errorf("no daemon runs, and starting one failed: %w", err)
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		conn, err := b.connectOnce(ctx)
+		c, err := dialSocket(ctx, sock)
 		if err == nil || !errors.Is(err, control.ErrNoDaemon) {
-			return conn, err
+			return c, err
 		}
 		if exited, why := child.exited(); exited {
-			// Another bridge's daemon may have won the socket.
-			if conn, err := b.connectOnce(ctx); err == nil {
-				return conn, nil
+			// Another process's daemon may have won the socket.
+			if c, err := dialSocket(ctx, sock); err == nil {
+				return c, nil
 			}
 			return nil, fmt.Errorf("the daemon it started exited: %s", why)
 		}
@@ -129,17 +141,13 @@ func (b *bridge) dial(ctx context.Context, wait time.Duration) (net.Conn, error)
 	}
 }
 
-func (b *bridge) connectOnce(ctx context.Context) (net.Conn, error) {
+func dialSocket(ctx context.Context, sock string) (*control.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := control.Dial(dctx, &control.ClientOptions{Socket: b.sock})
-	if err != nil {
-		return nil, err
-	}
-	return c.Connect(ctx, b.name, os.Getpid())
+	return control.Dial(dctx, &control.ClientOptions{Socket: sock})
 }
 
-// startedDaemon is a daemon process this bridge started.
+// startedDaemon is a daemon process this process started.
 type startedDaemon struct {
 	log  string
 	done chan struct{}
@@ -159,14 +167,14 @@ func (d *startedDaemon) exited() (bool, string) {
 	}
 }
 
-// startDaemon starts `mcptray daemon` detached from the client: its own
-// session, no terminal, output to a log file beside the socket.
-func (b *bridge) startDaemon() (*startedDaemon, error) {
-	exe, err := os.Executable()
+// startDaemon starts `mcptray daemon` detached: its own session, no
+// terminal, output to a log file beside the socket.
+func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
+	exe, err := HeadlessBinary()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(b.sock)
+	dir := filepath.Dir(sock)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -177,8 +185,12 @@ func (b *bridge) startDaemon() (*startedDaemon, error) {
 	}
 	defer logf.Close()
 	args := []string{"daemon"}
-	if b.cfgFlag != "" {
-		args = append(args, "--config", b.cfgFlag)
+	if cfgFlag != "" {
+		// The daemon runs in the home folder: a relative path would move.
+		if abs, err := filepath.Abs(cfgFlag); err == nil {
+			cfgFlag = abs
+		}
+		args = append(args, "--config", cfgFlag)
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
@@ -251,7 +263,18 @@ func (b *bridge) run(ctx context.Context, conn net.Conn) error {
 				return nil
 			default:
 			}
-			b.failPending(err)
+			if control.StoppedSince(b.sock, b.started) {
+				// Stopped on request ("Stop all servers and quit"): a
+				// new daemon would undo it.
+				msg := fmt.Sprintf("mcptray: the background service serving %s was stopped on request (the tray's Stop all servers and quit); start mcptray or this client again to use it", b.name)
+				b.failPending(msg)
+				return fmt.Errorf("mcptray connect %s: the background service was stopped on request; not starting another", b.name)
+			}
+			why := "the connection ended"
+			if err != nil && !errors.Is(err, io.EOF) {
+				why = err.Error()
+			}
+			b.failPending(fmt.Sprintf("mcptray: the daemon serving %s went away while this request was in flight (%s); the session goes on with a new daemon, send the request again", b.name, why))
 			next, rerr := b.reconnect(ctx)
 			if rerr != nil {
 				return fmt.Errorf("mcptray connect %s: the daemon went away and no new one answered: %w", b.name, rerr)
@@ -332,9 +355,9 @@ func (b *bridge) write(line []byte) {
 	_, _ = b.env.Stdout.Write(line)
 }
 
-// failPending answers the client's requests in flight: the daemon that had
-// them is gone.
-func (b *bridge) failPending(cause error) {
+// failPending answers the client's requests in flight with msg: the
+// daemon that had them is gone.
+func (b *bridge) failPending(msg string) {
 	b.mu.Lock()
 	ids := make([]string, 0, len(b.pending))
 	for id := range b.pending {
@@ -343,16 +366,12 @@ func (b *bridge) failPending(cause error) {
 	b.pending = map[string]bool{}
 	b.conn = nil
 	b.mu.Unlock()
-	why := "the connection ended"
-	if cause != nil && !errors.Is(cause, io.EOF) {
-		why = cause.Error()
-	}
 	for _, id := range ids {
-		msg, _ := json.Marshal(map[string]any{
+		line, _ := json.Marshal(map[string]any{
 			"jsonrpc": "2.0", "id": json.RawMessage(id),
-			"error": map[string]any{"code": -32603, "message": fmt.Sprintf("mcptray: the daemon serving %s went away while this request was in flight (%s); the session goes on with a new daemon, send the request again", b.name, why)},
+			"error": map[string]any{"code": -32603, "message": msg},
 		})
-		b.write(append(msg, '\n'))
+		b.write(append(line, '\n'))
 	}
 }
 

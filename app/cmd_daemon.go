@@ -24,8 +24,9 @@ and answers the control API on a Unix socket private to you
 running when the desktop app quits.
 
 One daemon runs per user: a second one says where the first is and exits 1.
-State changes are printed on stderr. SIGINT or SIGTERM stops every server,
-and everything they started, and exits 0. To start it at login, run
+State changes are printed on stderr. SIGINT or SIGTERM, or the desktop
+app's "Stop all servers and quit" (POST /v1/shutdown on the socket), stops
+every server, and everything they started, and exits 0. To start it at login, run
 "mcptray service install".`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			cfgPath := configFlag(fs)
@@ -69,6 +70,7 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	if err != nil {
 		return nil, err
 	}
+	control.ClearStopped(sock)
 	opts := EngineOptions(cfg)
 	opts.Logger = warningLogger(env.Stderr, "mcptray daemon: ")
 	var gwMu sync.Mutex
@@ -91,7 +93,17 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	dg = g
 	gwMu.Unlock()
 	p := &upPrinter{w: env.Stderr, last: map[string]supervisor.ServerState{}}
+	// POST /v1/shutdown ("Stop all servers and quit" in the tray) ends the
+	// run as SIGTERM does.
+	shutdown := make(chan struct{})
 	srv := control.NewServer(eng, &control.ServerOptions{
+		OnShutdown: sync.OnceFunc(func() {
+			// Before any session drops: the bridges must not start another.
+			if err := control.MarkStopped(sock); err != nil {
+				logf("cannot mark the stop for the bridges: %v", err)
+			}
+			close(shutdown)
+		}),
 		Version:     Version,
 		Socket:      sock,
 		OnChange:    p.print,
@@ -117,6 +129,13 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		runCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var wg sync.WaitGroup
+		wg.Go(func() {
+			select {
+			case <-shutdown:
+				cancel()
+			case <-runCtx.Done():
+			}
+		})
 		var serveErr error
 		wg.Go(func() {
 			serveErr = srv.Serve(runCtx, ln)
@@ -126,6 +145,12 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		wg.Go(func() { eng.Run(runCtx) })
 		wg.Go(func() { g.run(runCtx) })
 		wg.Wait()
+		select {
+		case <-shutdown:
+			logf("stopped as asked over the control API; every server it started is stopped")
+			return nil
+		default:
+		}
 		if serveErr != nil && ctx.Err() == nil {
 			return fmt.Errorf("control API: %w", serveErr)
 		}

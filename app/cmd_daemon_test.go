@@ -5,7 +5,9 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"mcptray/control"
 )
 
 // daemonEnv is a scratch user: its own runtime, cache and home folders.
@@ -437,5 +441,53 @@ func TestDaemonFollowsSymlinkedConfig(t *testing.T) {
 	present("d")
 	if out, _, _ := d.mcptray("status"); strings.Contains(out, "does not load") {
 		t.Errorf("status after the fix still reports a problem:\n%s", out)
+	}
+}
+
+// TestDaemonShutdownOverTheSocket: POST /v1/shutdown (the tray's "Stop all
+// servers and quit") makes the daemon stop every server and exit 0, and
+// the bridges of connected clients end rather than start another daemon.
+func TestDaemonShutdownOverTheSocket(t *testing.T) {
+	d := newDaemonEnv(t)
+	r := d.startDaemon()
+	e := d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" && e.PID > 0 })
+	cs := d.connectClient("demo", "client")
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := control.Dial(context.Background(), &control.ClientOptions{Socket: d.sock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("daemon exit after shutdown: %v\n%s", err, r.log())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not stop after shutdown")
+	}
+	if pidAlive(e.PID) {
+		t.Errorf("server pid %d survives the shutdown", e.PID)
+	}
+	// The bridge ends the client's session instead of starting a daemon.
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the bridge did not end after the daemon was stopped on request")
+	}
+	if _, err := control.Dial(context.Background(), &control.ClientOptions{Socket: d.sock()}); !errors.Is(err, control.ErrNoDaemon) {
+		t.Errorf("after the stop a daemon answers again (%v): a bridge started one", err)
+	}
+	if left := pidsWith(d.dir); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+	if log := r.log(); !strings.Contains(log, "stopped as asked over the control API") {
+		t.Errorf("daemon log does not say why it stopped:\n%s", log)
 	}
 }

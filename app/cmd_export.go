@@ -22,7 +22,11 @@ func init() {
 		args:    "[NAME...]",
 		summary: "print the config snippet, add command or install link an AI client needs",
 		help: `Prints the named servers (default: every valid, enabled one) the way the
-client --client expects them:
+client --client expects them.
+
+` + routeHelp + `
+
+Output:
 
   --format snippet   the entries under the client's top-level key, exactly as
                      they go into its file (JSON; TOML for codex; YAML for
@@ -31,16 +35,19 @@ client --client expects them:
   --format deeplink  an install link (cursor, vscode, lmstudio, goose)
   --format file      the path of the file 'mcptray install' writes
 
-Secrets: a ${env:VAR} reference (or ${env:VAR:-default}) becomes the
-client's own syntax; a client without one gets the placeholder <VAR> and a
-warning, unless --reveal-secrets writes the variable's value. Literal env
-and header values, and credentials in URLs, are printed as <hidden> with a
-warning (it is not a working value: paste it and the server fails), unless
---reveal-secrets prints them. For gemini, prefer 'mcptray install': gemini
-mcp add writes the values of every reference in settings.json back into it. Commands are resolved to absolute paths on
-the login shell's PATH (GUI clients lack it) unless --no-resolve; --os windows
-runs npx and other .cmd tools through "cmd /c". Remote servers for a client
-whose file runs stdio only (claude-desktop) go through npx -y mcp-remote.
+Direct entries' secrets: a ${env:VAR} reference (or ${env:VAR:-default})
+becomes the client's own syntax; a client without one gets the placeholder
+<VAR> and a warning, unless --reveal-secrets writes the variable's value.
+Literal env and header values, and credentials in URLs, are printed as
+<hidden> with a warning (it is not a working value: paste it and the server
+fails), unless --reveal-secrets prints them. For gemini, prefer 'mcptray
+install': gemini mcp add writes the values of every reference in
+settings.json back into it. Commands are resolved to absolute paths on the
+login shell's PATH (GUI clients lack it) unless --no-resolve; --os windows
+runs npx and other .cmd tools through "cmd /c" (and names mcptray.exe bare,
+for the target's PATH: this machine's path means nothing there). Remote
+servers for a client whose file runs stdio only (claude-desktop) go through
+npx -y mcp-remote.
 
 ` + clientTable(),
 		flags: cmdExport,
@@ -181,6 +188,7 @@ func cmdExport(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 	format := fs.String("format", "snippet", "snippet, cli, deeplink or file")
 	cf.reveal = fs.Bool("reveal-secrets", false, "write literal secrets and referenced variables' values instead of masks and placeholders")
 	cf.noResolve = fs.Bool("no-resolve", false, "keep commands as written instead of resolving them on the login shell's PATH")
+	route := addRouteFlags(fs)
 	return func(ctx context.Context, env *Env, args []string) error {
 		c, err := cf.lookup()
 		if err != nil {
@@ -213,6 +221,10 @@ func cmdExport(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 		if !slices.Contains([]clients.Output{clients.OutputSnippet, clients.OutputCLI, clients.OutputDeepLink}, out) {
 			return usagef("--format must be snippet, cli, deeplink or file, not %q", *format)
 		}
+		warnings, err := route.apply(env, cfg, o)
+		if err != nil {
+			return err
+		}
 		res, err := c.Render(out, servers, o)
 		if errors.Is(err, clients.ErrUnsupported) {
 			return usagef("%v", err)
@@ -221,7 +233,7 @@ func cmdExport(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			return err
 		}
 		env.Stdout.Write(res.Data)
-		printAdvice(env.Stderr, "export", res.Warnings, res.Notes)
+		printAdvice(env.Stderr, "export", append(warnings, res.Warnings...), res.Notes)
 		return nil
 	}
 }

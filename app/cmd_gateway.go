@@ -45,7 +45,7 @@ prints it; without it the key is masked.`,
 				}
 				if !*reveal {
 					for i := range gi.Servers {
-						gi.Servers[i].URL = maskGatewayURL(gi.Servers[i].URL)
+						gi.Servers[i].URL = MaskGatewayURL(gi.Servers[i].URL)
 					}
 				}
 				if *asJSON {
@@ -96,8 +96,8 @@ frames until interrupted.`,
 	})
 }
 
-// maskGatewayURL hides the key at the end of a gateway URL.
-func maskGatewayURL(u string) string {
+// MaskGatewayURL hides the key at the end of a gateway URL.
+func MaskGatewayURL(u string) string {
 	if i := strings.LastIndexByte(u, '/'); i > 0 && strings.Contains(u, "/mcp/") {
 		return u[:i+1] + registry.Masked
 	}
@@ -149,6 +149,13 @@ func roundDur(d time.Duration) string {
 		return d.Round(10 * time.Microsecond).String()
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// HealthCheckFrame says whether a trace frame is mcptray's own liveness
+// probe of the server (ping, server/discover on the upstream side), not
+// something a client asked.
+func HealthCheckFrame(f gateway.Frame) bool {
+	return f.Session == "" && (f.Method == "ping" || f.Method == "server/discover")
 }
 
 func printFrame(w io.Writer, f gateway.Frame, asJSON bool) {

@@ -22,12 +22,20 @@ replaced atomically, a timestamped backup is kept beside it
 (FILE.mcptray-backup-YYYYMMDDTHHMMSSZ) and a unified diff is printed.
 Installing twice changes nothing. A file that does not parse is refused and
 left untouched, and so is a file the client itself would refuse (a trailing
-comma in Gemini's settings.json). Secrets: references in the client's
-syntax; literal values are written as they are. A reference the client
-cannot express keeps the working value the file already holds, else gets a
-placeholder (Codex: forwarded by name with env_vars), with a warning. The
-diff masks the secrets of every entry in the file, not only the ones
-written (--reveal-secrets shows them).
+comma in Gemini's settings.json).
+
+` + routeHelp + `
+
+An entry that changes route is said ("NAME: direct entry (npx -y pkg) →
+through mcptray (mcptray connect NAME)", and the reverse with --direct);
+--dry-run says it and writes nothing.
+
+Direct entries' secrets: references in the client's syntax; literal values
+are written as they are. A reference the client cannot express keeps the
+working value the file already holds, else gets a placeholder (Codex:
+forwarded by name with env_vars), with a warning. The diff masks the
+secrets of every entry in the file, not only the ones written
+(--reveal-secrets shows them).
 
 ` + clientTable(),
 		flags: cmdInstall,
@@ -47,6 +55,9 @@ is not there is not an error.`,
 func printChange(env *Env, verb string, ch *clients.Change, dryRun bool) {
 	if d := ch.Diff(); d != "" {
 		fmt.Fprint(env.Stdout, d)
+	}
+	for _, l := range ch.SwitchLines() {
+		fmt.Fprintln(env.Stdout, l)
 	}
 	var parts []string
 	for _, g := range []struct {
@@ -86,6 +97,7 @@ func cmdInstall(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 	path := fs.String("path", "", "install into this file instead of the client's own")
 	cf.reveal = fs.Bool("reveal-secrets", false, "show literal secrets in the diff; write referenced variables' values for clients without references")
 	cf.noResolve = fs.Bool("no-resolve", false, "keep commands as written instead of resolving them on the login shell's PATH")
+	route := addRouteFlags(fs)
 	return func(ctx context.Context, env *Env, args []string) error {
 		c, err := cf.lookup()
 		if err != nil {
@@ -106,10 +118,15 @@ func cmdInstall(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 		if err != nil {
 			return err
 		}
+		warnings, err := route.apply(env, cfg, o)
+		if err != nil {
+			return err
+		}
 		ch, err := c.Install(servers, o, &clients.FileOptions{Path: *path, DryRun: *dryRun})
 		if err != nil {
 			return fileError(err)
 		}
+		ch.Warnings = append(warnings, ch.Warnings...)
 		printChange(env, "install", ch, *dryRun)
 		return nil
 	}

@@ -22,8 +22,11 @@ func init() {
 		help: `Prints one line per server: state, pid, uptime, restarts and why. With
 --json, an array with one object per server: the fields of "check --json"
 (name, transport, status, era, serverInfo, capabilities, tools, …,
-diagnostics, stderrTail) plus state, reason, pid, restarts and
-uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
+diagnostics, stderrTail) plus state, reason, pid, restarts,
+uptimeSeconds, and how clients use it: start (auto, lazy or manual),
+idleStopSeconds, waitsForClient (stopped, and its next client starts it),
+clients, and instanceOf for a share = false server's per-session
+instances (NAME#2, …). Needs a running daemon ("mcptray daemon").`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array with one object per server")
 			return func(ctx context.Context, env *Env, args []string) error {
@@ -70,7 +73,9 @@ uptimeSeconds. Needs a running daemon ("mcptray daemon").`,
 						up = RoundDur(u)
 					}
 					detail := st.Reason
-					if d := StateDetail(st); d != string(st.State) {
+					words := *st
+					words.WaitsForClient = false // the reason says so
+					if d := StateDetail(&words); d != string(st.State) {
 						detail = strings.TrimPrefix(strings.TrimPrefix(d, string(st.State)), ", ") + "; " + st.Reason
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", VisibleCell(st.Name), st.State, pid, up, st.Restarts, VisibleCell(detail))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,13 +43,7 @@ func withGateway(opts *supervisor.Options, get func() *gateway.Gateway) {
 // endpoint's port: the configured one, else the next free one.
 func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ...any)) (*daemonGateway, error) {
 	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), nil)}
-	exe, err := os.Executable()
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
-		}
-	}
-	d.exe = exe
+	d.exe, _ = HeadlessBinary()
 	key, err := gateway.EnsureKey(gateway.KeyPath(cfg.Path))
 	if err != nil {
 		d.problem = err.Error()
@@ -78,9 +73,10 @@ func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ..
 	return d, nil
 }
 
-// gatewayPort is the local endpoint's configured port.
+// gatewayPort is the local endpoint's configured port: [settings]
+// gateway_port, else registry's default (which is gateway.DefaultPort).
 func gatewayPort(cfg *registry.Config) int {
-	return gateway.DefaultPort
+	return cfg.Settings.WithDefaults().GatewayPort
 }
 
 // run serves the endpoint and follows the servers until ctx ends.
@@ -123,4 +119,35 @@ func (d *daemonGateway) info(eng *control.Local) control.GatewayInfo {
 		gi.Servers = append(gi.Servers, gs)
 	}
 	return gi
+}
+
+// HeadlessName is the headless build's file name beside the desktop one.
+const HeadlessName = "mcptray-headless"
+
+// HeadlessBinary is what AI clients' entries, bridges and the daemon run:
+// the headless build beside this binary when there is one (a third of the
+// desktop build's memory: no GUI libraries to load), else this binary,
+// symlinks resolved.
+func HeadlessBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return headlessBeside(exe), nil
+}
+
+// headlessBeside is [HeadlessBinary] for the binary exe.
+func headlessBeside(exe string) string {
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	ext := filepath.Ext(exe)
+	if strings.TrimSuffix(filepath.Base(exe), ext) == HeadlessName {
+		return exe
+	}
+	sibling := filepath.Join(filepath.Dir(exe), HeadlessName+ext)
+	if fi, err := os.Stat(sibling); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return sibling
+	}
+	return exe
 }

@@ -41,6 +41,14 @@ type serverReport struct {
 	PID      int      `json:"pid,omitempty"`
 	Restarts *int     `json:"restarts,omitempty"`
 	Uptime   *float64 `json:"uptimeSeconds,omitempty"`
+	// How clients start and stop it: start mode, idle_stop in seconds,
+	// whether the next client starts it, how many hold it, and the
+	// server an instance (share = false) belongs to.
+	Start           string   `json:"start,omitempty"`
+	IdleStopSeconds *float64 `json:"idleStopSeconds,omitempty"`
+	WaitsForClient  bool     `json:"waitsForClient,omitempty"`
+	Clients         *int     `json:"clients,omitempty"`
+	InstanceOf      string   `json:"instanceOf,omitempty"`
 }
 
 type latencyMs struct {
@@ -138,6 +146,13 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 			secs := up.Seconds()
 			r.Uptime = &secs
 		}
+		r.Start, r.WaitsForClient, r.InstanceOf = string(st.Start), st.WaitsForClient, st.InstanceOf
+		if st.IdleStop > 0 {
+			secs := st.IdleStop.Seconds()
+			r.IdleStopSeconds = &secs
+		}
+		clients := st.Clients
+		r.Clients = &clients
 	}
 	return r
 }

@@ -36,7 +36,7 @@ func StartTrial(cfg *registry.Config, srv *registry.Server, handlers *healthchec
 // bounds its start; its sessions do not list what skip names.
 func startTrial(opts *supervisor.Options, srv *registry.Server, handlers *healthcheck.ClientHandlers, startup time.Duration, skip healthcheck.Lists) *Trial {
 	srv = srv.Clone()
-	srv.Autostart, srv.Disabled = true, false
+	srv.Start, srv.Autostart, srv.Disabled = registry.StartAuto, true, false
 	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
 	opts.ProbeInterval = 24 * time.Hour // calls show whether it answers
 	if startup > 0 && (opts.StartupTimeout <= 0 || opts.StartupTimeout > startup) {

@@ -29,6 +29,10 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 	if s.State == supervisor.StateSignIn {
 		parts[0] = "sign-in required"
 	}
+	// The clients right after the state: "demo: ready, 3 clients, …".
+	if s.State.Alive() && s.Clients > 0 {
+		parts = append(parts, Plural(s.Clients, "client"))
+	}
 	switch s.State {
 	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
 		if s.Report != nil {
@@ -62,6 +66,7 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 			parts = append(parts, string(s.Diagnosis.Code))
 		}
 	}
+	parts = append(parts, demandWords(s, now)...)
 	for _, w := range s.Warnings {
 		parts = append(parts, "warning: "+string(w.Code))
 	}
@@ -82,6 +87,29 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// demandWords say what clients do with a server (how many hold it is said
+// after the state): when
+// idle_stop stops it, whether the next one starts it, and its per-session
+// instances.
+func demandWords(s *supervisor.ServerState, now time.Time) []string {
+	var parts []string
+	if s.InstanceOf != "" {
+		parts = append(parts, "instance of "+s.InstanceOf)
+	}
+	if s.Instances > 0 {
+		parts = append(parts, Plural(s.Instances, "instance"))
+	}
+	if s.Live() && s.IdleStop > 0 && !s.LastUse.IsZero() {
+		if left := s.LastUse.Add(s.IdleStop).Sub(now); left > 0 {
+			parts = append(parts, "idle stop in "+RoundDur(left.Round(time.Second)))
+		}
+	}
+	if s.WaitsForClient {
+		parts = append(parts, "waits for a client")
+	}
+	return parts
 }
 
 // LastSeen is when a server was last seen up: a time of day today, or a

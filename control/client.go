@@ -422,3 +422,17 @@ func (c *Client) Log(ctx context.Context, name string, since uint64) ([]supervis
 	}
 	return p.Lines, p.Next, nil
 }
+
+// Shutdown asks the daemon to stop every server and exit. It returns once
+// the daemon has agreed; the daemon then stops its servers and exits 0.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, "/v1/shutdown", nil, nil)
+}
+
+// FetchInfo asks the daemon who it is now (another daemon may answer on
+// the socket than the one dialled, after a restart).
+func (c *Client) FetchInfo(ctx context.Context) (Info, error) {
+	var info Info
+	err := c.get(ctx, "/v1/info", &info)
+	return info, err
+}

@@ -356,7 +356,10 @@ func TestWireRoundTrip(t *testing.T) {
 	srv := &registry.Server{Name: "gh", Command: "npx", Args: []string{"-y", "x"}, Env: map[string]string{"T": "${env:T}"},
 		Cwd: "~/p", Autostart: true, Restart: registry.RestartAlways, Description: "d", Line: 7,
 		Invalid: &registry.ServerError{Server: "gh", Field: "cwd", Message: "bad"}}
-	remote := &registry.Server{Name: "r", URL: "https://x/mcp", TransportName: registry.TransportSSE, Headers: map[string]string{"A": "b"}, Disabled: true}
+	remote := &registry.Server{Name: "r", URL: "https://x/mcp", TransportName: registry.TransportSSE, Headers: map[string]string{"A": "b"}, Disabled: true,
+		Start: registry.StartLazy, IdleStop: 10 * time.Minute, Unshared: true}
+	inst := remote.Clone()
+	inst.Name = "r#2"
 	in := supervisor.Snapshot{Time: t0, Servers: []supervisor.ServerState{
 		{
 			Name: "gh", Server: srv, Transport: registry.TransportStdio, State: supervisor.StateReady, Reason: "r", Since: t0,
@@ -375,10 +378,27 @@ func TestWireRoundTrip(t *testing.T) {
 				Diagnoses:         []healthcheck.Diagnosis{{Code: healthcheck.CodeStdoutNoise, Message: "noise"}}},
 			Probes: healthcheck.ProbeStats{Count: 2, Last: time.Millisecond, Min: 1, Median: 2, P95: 3, ConsecutiveFailures: 1,
 				LastError: "e", LastAt: t0, Recent: []time.Duration{time.Millisecond, 2 * time.Microsecond}},
-			Era: healthcheck.EraLegacy,
+			Era:      healthcheck.EraLegacy,
+			Warnings: []healthcheck.Diagnosis{{Code: healthcheck.CodeStdoutNoise, Message: "noise"}},
+			LastLive: t0, Failures: 2, Level: supervisor.LevelWarn,
+			Start: registry.StartAuto, Clients: 3, LastUse: t0.Add(-time.Minute),
 		},
-		{Name: "r", Server: remote, Transport: registry.TransportSSE, State: supervisor.StateStopped},
+		{Name: "r", Server: remote, Transport: registry.TransportSSE, State: supervisor.StateStopped,
+			Start: registry.StartLazy, IdleStop: 10 * time.Minute, WaitsForClient: true, Instances: 1},
+		{Name: "r#2", Server: inst, Transport: registry.TransportSSE, State: supervisor.StateReady, InstanceOf: "r"},
 	}}
+	// Every field of a server's state is set in some entry above, so the
+	// round trip below covers it: a new field must be carried on the wire.
+	for i := range reflect.TypeFor[supervisor.ServerState]().NumField() {
+		f := reflect.TypeFor[supervisor.ServerState]().Field(i)
+		set := false
+		for _, st := range in.Servers {
+			set = set || !reflect.ValueOf(st).Field(i).IsZero()
+		}
+		if !set {
+			t.Errorf("ServerState.%s is set in no entry of this test: set it, and carry it in wireServerState", f.Name)
+		}
+	}
 	status := Status{ConfigPath: "/c/servers.toml", WatchProblem: "w",
 		ConfigProblem: &registry.Diagnostic{Severity: registry.SeverityError, File: "/c/servers.toml", Line: 3, Col: 9, Message: "m", Source: "s"}}
 	data, err := json.Marshal(toWire(in, status))

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"mcptray/gateway"
 )
 
@@ -112,7 +110,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pid, _ := strconv.Atoi(r.Header.Get(BridgePIDHeader))
-	t := &mcp.IOTransport{Reader: io.NopCloser(rw.Reader), Writer: conn}
+	t := gateway.LineTransport(rw.Reader, conn, conn)
 	if err := gw.Serve(r.Context(), name, t, gateway.Peer{Via: "stdio", PID: pid}); err != nil {
 		s.logf("a client session of %s ended: %v", name, err)
 	}

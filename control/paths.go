@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // SocketName is the control socket's file name inside [Dir].
@@ -68,3 +69,25 @@ func (e *AlreadyRunningError) Error() string {
 
 // Is makes errors.Is(err, ErrAlreadyRunning) true.
 func (e *AlreadyRunningError) Is(target error) bool { return target == ErrAlreadyRunning }
+
+// stoppedName is the file, beside the socket, that says the daemon was
+// stopped on request (POST /v1/shutdown) rather than lost.
+const stoppedName = "stopped"
+
+// MarkStopped records, beside socket sock, that its daemon is stopping on
+// request: bridges that lose it then end instead of starting another.
+func MarkStopped(sock string) error {
+	return os.WriteFile(filepath.Join(filepath.Dir(sock), stoppedName), nil, 0o600)
+}
+
+// ClearStopped removes the mark of [MarkStopped] (a daemon starting).
+func ClearStopped(sock string) {
+	_ = os.Remove(filepath.Join(filepath.Dir(sock), stoppedName))
+}
+
+// StoppedSince says whether the daemon on socket sock was stopped on
+// request at or after t.
+func StoppedSince(sock string, t time.Time) bool {
+	fi, err := os.Stat(filepath.Join(filepath.Dir(sock), stoppedName))
+	return err == nil && !fi.ModTime().Before(t)
+}

@@ -18,6 +18,7 @@
 //	POST /v1/reload                        re-read the daemon's servers.toml and apply it
 //	GET  /v1/servers/NAME/log?since=N      stderr lines after N: {"lines":[…],"next":N}
 //	GET  /v1/servers/NAME/log?since=N&follow=1   NDJSON, one line object per line, until closed
+//	POST /v1/shutdown                      stop every server and exit (the daemon answers first)
 //
 // A snapshot carries the engine's [Status] beside the servers: the config
 // file and, when it does not load, where and why. Errors are {"error": "…",
@@ -63,6 +64,9 @@ type ServerOptions struct {
 	Gateway *gateway.Gateway
 	// GatewayInfo answers /v1/gateway.
 	GatewayInfo func() GatewayInfo
+	// OnShutdown is called once /v1/shutdown has been answered: the daemon
+	// stops every server and exits. Nil: the endpoint refuses.
+	OnShutdown func()
 }
 
 // Server serves an engine on the control API. Create it with [NewServer] and
@@ -165,6 +169,7 @@ func (s *Server) Handler() http.Handler {
 		s.reply(w, s.eng.CheckNow(r.Context(), ""))
 	})
 	mux.HandleFunc("POST /v1/reload", s.reload)
+	mux.HandleFunc("POST /v1/shutdown", s.shutdown)
 	mux.HandleFunc("GET /v1/servers/{name}/log", s.log)
 	s.gatewayRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -288,6 +293,21 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, res)
 	}
+}
+
+// shutdown answers, then has the daemon stop: the answer must reach the
+// client before Serve's shutdown closes its connection.
+func (s *Server) shutdown(w http.ResponseWriter, r *http.Request) {
+	if s.opts.OnShutdown == nil {
+		writeError(w, http.StatusNotFound, codeBadRequest, "this engine cannot be stopped over the API")
+		return
+	}
+	s.logf("asked over the control API to stop every server and exit")
+	writeJSON(w, http.StatusOK, struct{}{})
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	s.opts.OnShutdown()
 }
 
 func (s *Server) log(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,14 @@ type wireServerState struct {
 	LastLive     time.Time               `json:"lastLive"`
 	Failures     int                     `json:"failures,omitempty"`
 	Level        supervisor.Level        `json:"level,omitempty"`
+	// How clients start and stop it, and its per-session instances.
+	Start          registry.StartMode `json:"start,omitempty"`
+	IdleStop       time.Duration      `json:"idleStop,omitempty"`
+	WaitsForClient bool               `json:"waitsForClient,omitempty"`
+	Clients        int                `json:"clients,omitempty"`
+	LastUse        time.Time          `json:"lastUse"`
+	InstanceOf     string             `json:"instanceOf,omitempty"`
+	Instances      int                `json:"instances,omitempty"`
 }
 
 // streamMessage is one message of the change stream: a snapshot and the
@@ -85,6 +93,8 @@ func toWire(s supervisor.Snapshot, status Status) wireSnapshot {
 			StderrTail: st.StderrTail, Diagnosis: st.Diagnosis, Era: st.Era,
 			Probes:   wireProbes{ProbeStats: st.Probes, Recent: st.Probes.Recent},
 			Warnings: st.Warnings, LastLive: st.LastLive, Failures: st.Failures, Level: st.Level,
+			Start: st.Start, IdleStop: st.IdleStop, WaitsForClient: st.WaitsForClient, Clients: st.Clients,
+			LastUse: st.LastUse, InstanceOf: st.InstanceOf, Instances: st.Instances,
 		}
 		if srv := st.Server; srv != nil {
 			// The socket is private to its user, and the desktop app edits
@@ -111,6 +121,8 @@ func fromWire(w wireSnapshot) (supervisor.Snapshot, Status) {
 			StderrTail: ws.StderrTail, Diagnosis: ws.Diagnosis, Era: ws.Era,
 			Probes:   ws.Probes.ProbeStats,
 			Warnings: ws.Warnings, LastLive: ws.LastLive, Failures: ws.Failures, Level: ws.Level,
+			Start: ws.Start, IdleStop: ws.IdleStop, WaitsForClient: ws.WaitsForClient, Clients: ws.Clients,
+			LastUse: ws.LastUse, InstanceOf: ws.InstanceOf, Instances: ws.Instances,
 		}
 		st.Probes.Recent = ws.Probes.Recent
 		if ws.Server != nil {

@@ -48,6 +48,9 @@ func (h *hub) client(ss *mcp.ServerSession) *client {
 	cl := &client{ss: ss, id: fmt.Sprintf("%s#%d", h.name, h.g.seq.next()), peer: Peer{Via: "http"}, since: h.g.opts.Now()}
 	if ss != nil {
 		h.sessions[ss] = cl
+		// The supervisor counts the server's clients (and keeps a
+		// server that waits for clients running while it has them).
+		_ = h.g.up.Acquire(h.name)
 	}
 	cl.identify()
 	return cl
@@ -65,7 +68,7 @@ func (h *hub) attach(ss *mcp.ServerSession, peer Peer) *client {
 // detach forgets a session that ended.
 func (h *hub) detach(ss *mcp.ServerSession) {
 	h.mu.Lock()
-	cl := h.sessions[ss]
+	cl, ok := h.sessions[ss]
 	delete(h.sessions, ss)
 	for id, c := range h.elicits {
 		if c == cl {
@@ -73,6 +76,9 @@ func (h *hub) detach(ss *mcp.ServerSession) {
 		}
 	}
 	h.mu.Unlock()
+	if ok {
+		h.g.up.Release(h.name)
+	}
 }
 
 // clients are the sessions connected now. HTTP sessions end without
@@ -99,6 +105,7 @@ func (h *hub) clients() []*client {
 	for ss, cl := range h.sessions {
 		if !live[ss] {
 			delete(h.sessions, ss)
+			h.g.up.Release(h.name)
 			continue
 		}
 		out = append(out, cl)

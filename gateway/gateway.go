@@ -58,6 +58,17 @@ type Upstreams interface {
 	Snapshot() supervisor.Snapshot
 	// Watch returns a channel closed at the next change.
 	Watch() <-chan struct{}
+	// Acquire counts a client session of server name until Release, and
+	// starts a server that waits for its first client (start = "lazy",
+	// or stopped by idle_stop); Touch is a use now (idle_stop counts from
+	// the last one).
+	Acquire(name string) error
+	Release(name string)
+	Touch(name string)
+	// NewInstance starts a process of server name (share = false) for one
+	// client session; EndInstance stops it.
+	NewInstance(name string) (string, error)
+	EndInstance(instance string) error
 }
 
 // Upstream is what the gateway needs of a server's session: the health
@@ -151,13 +162,18 @@ func (g *Gateway) Trace(name string, f Frame) {
 // brings the new process up to date with the sessions (subscriptions,
 // logging level) and tells them when its lists differ.
 func (g *Gateway) Run(ctx context.Context) error {
+	sweep := time.NewTicker(sweepEvery)
+	defer sweep.Stop()
 	for {
 		ch := g.up.Watch()
+		g.refreshSecrets()
 		for _, h := range g.allHubs() {
 			h.followUpstream(ctx)
+			h.clients() // forgets HTTP sessions that ended
 		}
 		select {
 		case <-ch:
+		case <-sweep.C:
 		case <-ctx.Done():
 			for _, h := range g.allHubs() {
 				h.wait()
@@ -165,6 +181,21 @@ func (g *Gateway) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// sweepEvery is how often the gateway looks for HTTP sessions that ended
+// (they say nothing when they do).
+const sweepEvery = 15 * time.Second
+
+// unshared reports whether server name gives each client session its own
+// process (share = false).
+func (g *Gateway) unshared(name string) bool {
+	for _, st := range g.up.Snapshot().Servers {
+		if st.Name == name {
+			return st.Server != nil && st.Server.Unshared && st.InstanceOf == ""
+		}
+	}
+	return false
 }
 
 // upstreamOf turns the supervisor's session into the relay's.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package gateway_test
 
 import (
@@ -13,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
@@ -47,7 +50,7 @@ func TestSessionsShareOneProcess(t *testing.T) {
 			t.Fatalf("echo = %q", got)
 		}
 		tools, err := cs.ListTools(context.Background(), nil)
-		if err != nil || len(tools.Tools) != 7 {
+		if err != nil || len(tools.Tools) != 8 {
 			t.Fatalf("tools/list = %v, %v", tools, err)
 		}
 		rd, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://r"})
@@ -279,4 +282,133 @@ func TestRestartKeepsSessions(t *testing.T) {
 		t.Fatalf("tools after the restart = %v, %v", tools, err)
 	}
 	_ = supervisor.StateReady
+}
+
+// A hung server (SIGSTOP) is found by its probes and replaced; the
+// session survives: the call in flight fails saying the server restarted,
+// the next one reaches the new process.
+func TestHungServerIsReplaced(t *testing.T) {
+	e := newEnvWith(t, func(o *supervisor.Options) {
+		o.ProbeInterval, o.ProbeTimeout, o.FailureThreshold = 100*time.Millisecond, 300*time.Millisecond, 1
+		o.StopGrace, o.KillGrace = 50*time.Millisecond, 50*time.Millisecond
+	})
+	cs := e.connect(nil, "c")
+	first := callText(t, cs, "pid", nil)
+	pid := e.pid()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "stuck"}})
+	if err == nil || !strings.Contains(err.Error(), "restarted while this request was in flight") {
+		t.Fatalf("a call to the stopped server ended with %v; want the restart named", err)
+	}
+	if second := callText(t, cs, "pid", nil); second == first {
+		t.Fatalf("after the hang the call reached the same pid %s", second)
+	}
+}
+
+// A 2026-07-28 client, which cannot be sent requests, still answers an
+// initialize-era server's sampling, elicitation and roots: each becomes an
+// input_required result, and the client's retry carries the answer back.
+func TestModernClientAnswersTheServer(t *testing.T) {
+	e := newEnv(t)
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "from modern"}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///modern"})
+	cs, _ := e.connectClient(c)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	if got := callText(t, cs, "sample", map[string]any{"message": "x"}); got != "sampled: from modern" {
+		t.Fatalf("sampling through input_required = %q", got)
+	}
+	if got := callText(t, cs, "roots", nil); got != "file:///modern" {
+		t.Fatalf("roots through input_required = %q", got)
+	}
+	if got := callText(t, cs, "echo", map[string]any{"message": "plain"}); got != "plain" {
+		t.Fatalf("echo = %q", got)
+	}
+}
+
+// start = "lazy": nothing runs until the first client, which waits for it.
+func TestLazyServerStartsWithItsFirstClient(t *testing.T) {
+	e := newEnvServer(t, nil, func(s *registry.Server) { s.Start = registry.StartLazy })
+	waitFor(t, "the snapshot", func() bool { return len(e.sup.Snapshot().Servers) == 1 })
+	if pid := e.pid(); pid != 0 {
+		t.Fatalf("a lazy server runs (pid %d) before any client", pid)
+	}
+	cs := e.connect(nil, "first")
+	if got := callText(t, cs, "echo", map[string]any{"message": "woke"}); got != "woke" {
+		t.Fatalf("echo = %q", got)
+	}
+	waitFor(t, "the client counted", func() bool { return e.sup.Snapshot().Servers[0].Clients == 1 })
+}
+
+// share = false: each client session gets its own process.
+func TestUnsharedServerGetsAProcessPerSession(t *testing.T) {
+	e := newEnvServer(t, nil, func(s *registry.Server) { s.Unshared = true })
+	a, hangA := e.connectClient(mcp.NewClient(&mcp.Implementation{Name: "a"}, nil))
+	b, _ := e.connectClient(mcp.NewClient(&mcp.Implementation{Name: "b"}, nil))
+	pa, pb := callText(t, a, "pid", nil), callText(t, b, "pid", nil)
+	if pa == pb {
+		t.Fatalf("two sessions of a share = false server reached one process (%s)", pa)
+	}
+	shared := callText(t, a, "pid", nil)
+	if shared != pa {
+		t.Fatalf("a session's second call reached %s, its first %s", shared, pa)
+	}
+	instances := func() int {
+		n := 0
+		for _, s := range e.sup.Snapshot().Servers {
+			if s.InstanceOf == "t" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := instances(); n != 2 {
+		t.Fatalf("%d instances of t; want 2", n)
+	}
+	hangA()
+	waitFor(t, "the instance of the session that left to go", func() bool { return instances() == 1 })
+}
+
+// A 2026-07-28 client asked for input by a request the server made on its
+// own (not for the call in flight) still gets its call's result, also when
+// the call ended before the client's retry.
+func TestModernClientAndAServersOwnRequest(t *testing.T) {
+	e := newEnv(t)
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	// The client's retries are the test's: no SDK retry loop.
+	c := mcp.NewClient(&mcp.Implementation{Name: "modern"}, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	c.AddRoots(&mcp.Root{URI: "file:///modern"})
+	cs, _ := e.connectClient(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// roots_later asks for roots 30 ms after it returns, while slow runs.
+	callText(t, cs, "roots_later", nil)
+	args := map[string]any{"steps": 5}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.InputRequests) != 1 || res.RequestState == "" {
+		t.Fatalf("slow answered %+v; want the server's roots/list as an input request", res)
+	}
+	waitFor(t, "the call to end upstream", func() bool { return e.gw.Servers()[0].Usage.Tools["slow"].Calls == 1 })
+	responses := mcp.InputResponseMap{}
+	for k := range res.InputRequests {
+		responses[k] = &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///modern"}}}
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: args, InputResponses: responses, RequestState: res.RequestState})
+	if err != nil || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != "done" {
+		t.Fatalf("the retry after the call ended = %+v, %v; want the call's result", res, err)
+	}
 }

@@ -53,10 +53,26 @@ type endpoint struct {
 
 type connKey struct{}
 
+// peerCheck is a connection's same-user check, made once for all the
+// requests it carries.
+type peerCheck struct {
+	local, remote net.Addr
+	once          sync.Once
+	same          bool
+}
+
 // ConnContext keeps each connection's addresses for the same-user check;
 // set it as the http.Server's ConnContext.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, [2]net.Addr{c.LocalAddr(), c.RemoteAddr()})
+	return context.WithValue(ctx, connKey{}, &peerCheck{local: c.LocalAddr(), remote: c.RemoteAddr()})
+}
+
+func (p *peerCheck) sameUser(check func(local, remote net.Addr) (bool, error)) bool {
+	p.once.Do(func() {
+		same, err := check(p.local, p.remote)
+		p.same = err == nil && same
+	})
+	return p.same
 }
 
 func refuse(w http.ResponseWriter, status int, msg string) {
@@ -99,9 +115,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e.opts.SameUser != nil {
-		if addrs, ok := r.Context().Value(connKey{}).([2]net.Addr); ok {
-			same, err := e.opts.SameUser(addrs[0], addrs[1])
-			if err != nil || !same {
+		if pc, ok := r.Context().Value(connKey{}).(*peerCheck); ok {
+			if !pc.sameUser(e.opts.SameUser) {
 				refuse(w, http.StatusForbidden, "refused: the connection is not from the user mcptray runs as")
 				return
 			}
@@ -127,7 +142,7 @@ func (e *endpoint) handler(name string, stateless bool) http.Handler {
 	}
 	hub := e.g.hub(name)
 	getServer := func(r *http.Request) *mcp.Server {
-		hub.refreshSecrets()
+		e.g.up.Touch(name) // starts a server that waits for its first client
 		front, err := hub.frontFor(r.Context())
 		if err != nil {
 			return errorFront(name, err)

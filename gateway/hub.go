@@ -29,8 +29,9 @@ type hub struct {
 
 	mu       sync.Mutex // protects the fields below
 	front    *mcp.Server
-	frontID  string        // identity key front was made for
-	fronts   []*mcp.Server // every front that may still have sessions
+	frontID  string             // identity key front was made for
+	frontCS  *mcp.ClientSession // the upstream session front was last checked against
+	fronts   []*mcp.Server      // every front that may still have sessions
 	sessions map[*mcp.ServerSession]*client
 	inflight []*call          // in the order they were sent
 	progress map[string]*call // by the token sent upstream
@@ -41,6 +42,7 @@ type hub struct {
 	tools    []string                             // the upstream's tool names, as last seen
 	syncing  bool                                 // a followUpstream is running
 	done     map[*mcp.ClientSession]chan struct{} // closed when the session ends
+	trips    map[string]*roundTrip                // by requestState
 
 	wg sync.WaitGroup // followUpstream goroutines
 }
@@ -54,6 +56,32 @@ type call struct {
 	token   any    // the client's progress token (nil: none)
 	upToken string // the token sent upstream in its place
 	started time.Time
+	// trip is set for a 2026-07-28 client's request, with what that
+	// request declared it can answer.
+	trip                         *roundTrip
+	sampling, elicitation, roots bool
+}
+
+// can reports whether the call's client can answer a server's request.
+func (c *call) canSample() bool {
+	if c.trip != nil {
+		return c.sampling
+	}
+	return c.cl.canSample()
+}
+
+func (c *call) canElicit() bool {
+	if c.trip != nil {
+		return c.elicitation
+	}
+	return c.cl.canElicit()
+}
+
+func (c *call) hasRoots() bool {
+	if c.trip != nil {
+		return c.roots
+	}
+	return c.cl.hasRoots()
 }
 
 var tokenSeq atomic.Uint64
@@ -62,7 +90,7 @@ func newHub(g *Gateway, name string) *hub {
 	return &hub{
 		g: g, name: name, trace: newTraceRing(g.opts.TraceFrames),
 		sessions: map[*mcp.ServerSession]*client{}, progress: map[string]*call{},
-		elicits: map[string]*client{}, subs: map[string]int{},
+		elicits: map[string]*client{}, subs: map[string]int{}, trips: map[string]*roundTrip{},
 	}
 }
 
@@ -75,13 +103,32 @@ func (h *hub) frontFor(ctx context.Context) (*mcp.Server, error) {
 		if err != nil {
 			return err
 		}
-		front = h.frontOf(identityOf(up.Client()))
+		front = h.frontFor1(up.Client())
 		return nil
 	})
 	if err != nil {
 		return nil, h.rpcError(ctx, err)
 	}
 	return front, nil
+}
+
+// frontFor1 is the front for upstream session cs (its identity is read
+// once per session: the HTTP endpoint asks on every request).
+func (h *hub) frontFor1(cs *mcp.ClientSession) *mcp.Server {
+	h.mu.Lock()
+	if h.front != nil && h.frontCS == cs {
+		f := h.front
+		h.mu.Unlock()
+		return f
+	}
+	h.mu.Unlock()
+	f := h.frontOf(identityOf(cs))
+	h.mu.Lock()
+	if h.front == f {
+		h.frontCS = cs
+	}
+	h.mu.Unlock()
+	return f
 }
 
 // frontOf returns the front for id, making it when the upstream's
@@ -193,11 +240,20 @@ func (h *hub) relay(next mcp.MethodHandler) mcp.MethodHandler {
 
 // forward relays one request and records it.
 func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp.Params) (mcp.Result, error) {
+	if modernCall(params) && (method == "tools/call" || method == "prompts/get" || method == "resources/read") {
+		return h.forwardRoundTrip(ctx, cl, method, params)
+	}
 	c := &call{cl: cl, ctx: ctx, method: method, started: h.g.opts.Now()}
 	if p, ok := params.(*mcp.CallToolParamsRaw); ok {
 		c.tool = p.Name
 	}
+	return h.relayCall(ctx, c, method, params)
+}
+
+// relayCall sends call c upstream, riding out restarts, and records it.
+func (h *hub) relayCall(ctx context.Context, c *call, method string, params mcp.Params) (mcp.Result, error) {
 	h.begin(c)
+	h.g.up.Touch(h.name)
 	up := h.upstreamParams(c, params)
 	var res mcp.Result
 	var err error
@@ -239,15 +295,15 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 }
 
 // use runs fn with the server's live session like [Upstreams.Use], and
-// rides out a restart: while the server waits out its backoff, or is
-// starting again, the request waits with it (bounded by the client's own
+// rides out a restart: while the server is being restarted (unhealthy,
+// or waiting out its backoff), the request waits with it (bounded by the client's own
 // deadline) instead of failing.
 func (h *hub) use(ctx context.Context, fn func(ctx context.Context, sess supervisor.Session) error) error {
 	for {
 		ch := h.g.up.Watch()
 		err := h.g.up.Use(ctx, h.name, fn)
 		var nr *supervisor.NotReadyError
-		if !errors.As(err, &nr) || nr.State != supervisor.StateBackoff {
+		if !errors.As(err, &nr) || (nr.State != supervisor.StateBackoff && nr.State != supervisor.StateUnhealthy) {
 			return err
 		}
 		select {
@@ -444,11 +500,11 @@ func (h *hub) end(c *call, res mcp.Result, err error) {
 
 // latest is the request in flight a server's own request goes to: the one
 // sent last whose session can take it.
-func (h *hub) latest(can func(*client) bool) *call {
+func (h *hub) latest(can func(*call) bool) *call {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := len(h.inflight) - 1; i >= 0; i-- {
-		if c := h.inflight[i]; c.ctx.Err() == nil && (can == nil || can(c.cl)) {
+		if c := h.inflight[i]; c.ctx.Err() == nil && (can == nil || can(c)) {
 			return c
 		}
 	}
@@ -500,7 +556,7 @@ func (h *hub) onLog(p *mcp.LoggingMessageParams) {
 // ask is how a server's own request reaches a client: with the context of
 // the request in flight (so an HTTP session gets it on that request's
 // stream), ended when the server gives up on it.
-func ask[R any](h *hub, ctx context.Context, method string, can func(*client) bool, do func(context.Context, *client) (R, error)) (R, error) {
+func ask[R any](h *hub, ctx context.Context, method string, can func(*call) bool, do func(context.Context, *call) (R, error)) (R, error) {
 	var zero R
 	c := h.latest(can)
 	if c == nil {
@@ -511,17 +567,24 @@ func ask[R any](h *hub, ctx context.Context, method string, can func(*client) bo
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	return do(rctx, c.cl)
+	return do(rctx, c)
 }
 
 func (h *hub) onSample(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return ask(h, ctx, "sampling/createMessage", (*client).canSample, func(ctx context.Context, cl *client) (*mcp.CreateMessageResult, error) {
-		return cl.ss.CreateMessage(ctx, p)
+	return ask(h, ctx, "sampling/createMessage", (*call).canSample, func(ctx context.Context, c *call) (*mcp.CreateMessageResult, error) {
+		if c.trip != nil {
+			return sampleVia(ctx, c.trip, p)
+		}
+		return c.cl.ss.CreateMessage(ctx, p)
 	})
 }
 
 func (h *hub) onElicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return ask(h, ctx, "elicitation/create", (*client).canElicit, func(ctx context.Context, cl *client) (*mcp.ElicitResult, error) {
+	return ask(h, ctx, "elicitation/create", (*call).canElicit, func(ctx context.Context, c *call) (*mcp.ElicitResult, error) {
+		if c.trip != nil {
+			return elicitVia(ctx, c.trip, p)
+		}
+		cl := c.cl
 		if p.ElicitationID != "" {
 			h.mu.Lock()
 			h.elicits[p.ElicitationID] = cl
@@ -578,15 +641,18 @@ func (h *hub) onElicitationComplete(id string) {
 }
 
 func (h *hub) onListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	if h.latest((*client).hasRoots) == nil {
+	if h.latest((*call).hasRoots) == nil {
 		// Roots belong to a session, not to a request: without a request
 		// in flight, the session active last answers.
 		if cl := h.lastActive((*client).hasRoots); cl != nil {
 			return cl.ss.ListRoots(ctx, nil)
 		}
 	}
-	return ask(h, ctx, "roots/list", (*client).hasRoots, func(ctx context.Context, cl *client) (*mcp.ListRootsResult, error) {
-		return cl.ss.ListRoots(ctx, nil)
+	return ask(h, ctx, "roots/list", (*call).hasRoots, func(ctx context.Context, c *call) (*mcp.ListRootsResult, error) {
+		if c.trip != nil {
+			return rootsVia(ctx, c.trip)
+		}
+		return c.cl.ss.ListRoots(ctx, nil)
 	})
 }
 
@@ -840,21 +906,31 @@ func downstreamResult(res mcp.Result) mcp.Result {
 	case *mcp.CallToolResult:
 		return &mcp.CallToolResult{Meta: stripMeta(r.Meta), Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
 	case *mcp.ReadResourceResult:
-		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: r.Cacheable, Contents: r.Contents}
+		return &mcp.ReadResourceResult{Meta: stripMeta(r.Meta), Cacheable: cacheable(r.Cacheable), Contents: r.Contents}
 	case *mcp.GetPromptResult:
 		return &mcp.GetPromptResult{Meta: stripMeta(r.Meta), Description: r.Description, Messages: r.Messages}
 	case *mcp.ListToolsResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListResourcesResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListResourceTemplatesResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.ListPromptsResult:
-		r.Meta, r.ResultType = stripMeta(r.Meta), ""
+		r.Meta, r.ResultType, r.Cacheable = stripMeta(r.Meta), "", cacheable(r.Cacheable)
 	case *mcp.CompleteResult:
 		r.Meta, r.ResultType = stripMeta(r.Meta), ""
 	}
 	return res
+}
+
+// cacheable is a result's cache hints as the SDK sends them, which it
+// always does: an unset scope is "public", its default (a server of the
+// initialize era sets none; clients refuse an empty scope).
+func cacheable(c mcp.Cacheable) mcp.Cacheable {
+	if c.CacheScope == "" {
+		c.CacheScope = "public"
+	}
+	return c
 }
 
 // stripMeta is m without the per-hop protocol fields (nil when nothing is

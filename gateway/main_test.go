@@ -1,3 +1,5 @@
+//go:build unix
+
 package gateway_test
 
 import (
@@ -105,6 +107,14 @@ func serveTestServer() {
 		}
 		return text(strings.Join(uris, ",")), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots_later"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		ss := req.Session
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			_, _ = ss.ListRoots(context.Background(), nil)
+		}()
+		return text("later"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "debug " + in.Message})
@@ -154,14 +164,25 @@ type env struct {
 	// session are the client sessions' options: the initialize era
 	// unless a test asks for 2026-07-28.
 	session *mcp.ClientSessionOptions
-	t       *testing.T
+	t       testing.TB
 	sup     *supervisor.Supervisor
 	gw      *gateway.Gateway
 	ctx     context.Context
 }
 
 // newEnv runs the test server under a supervisor, with a gateway in front.
-func newEnv(t *testing.T, extraEnv ...string) *env {
+func newEnv(t testing.TB, extraEnv ...string) *env {
+	t.Helper()
+	return newEnvWith(t, nil, extraEnv...)
+}
+
+// newEnvWith is newEnv with the supervisor's options edited by tune.
+func newEnvWith(t testing.TB, tune func(*supervisor.Options), extraEnv ...string) *env {
+	return newEnvServer(t, tune, nil, extraEnv...)
+}
+
+// newEnvServer is newEnvWith with the server's entry edited too.
+func newEnvServer(t testing.TB, tune func(*supervisor.Options), tuneServer func(*registry.Server), extraEnv ...string) *env {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -173,14 +194,21 @@ func newEnv(t *testing.T, extraEnv ...string) *env {
 		e[k] = v
 	}
 	srv := &registry.Server{Name: "t", Command: exe, Env: e, Autostart: true}
+	if tuneServer != nil {
+		tuneServer(srv)
+	}
 	var gw *gateway.Gateway
 	var mu sync.Mutex
 	ch := &checker{gw: func() *gateway.Gateway { mu.Lock(); defer mu.Unlock(); return gw }}
-	sup := supervisor.New([]*registry.Server{srv}, &supervisor.Options{
+	so := &supervisor.Options{
 		Checker: ch, LogDir: t.TempDir(), ProcDir: t.TempDir(), NoLogFiles: true,
 		BackoffBase: 50 * time.Millisecond,
 		Environ:     func(context.Context) []string { return os.Environ() },
-	})
+	}
+	if tune != nil {
+		tune(so)
+	}
+	sup := supervisor.New([]*registry.Server{srv}, so)
 	mu.Lock()
 	gw = gateway.New(sup, nil)
 	mu.Unlock()
@@ -206,7 +234,7 @@ func (e *env) connectClient(c *mcp.Client) (cs *mcp.ClientSession, hangup func()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	hangup = func() { cw.Close(); cr.Close() }
-	st := &mcp.IOTransport{Reader: sr, Writer: sw}
+	st := gateway.LineTransport(sr, sw, sw)
 	go func() { _ = e.gw.Serve(e.ctx, "t", st, gateway.Peer{Via: "stdio", PID: 1}) }()
 	ct := &mcp.IOTransport{Reader: cr, Writer: cw}
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)

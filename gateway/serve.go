@@ -13,8 +13,16 @@ import (
 // server to be ready before the session's handshake is answered; a server
 // that cannot get there answers every request with why.
 func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer Peer) error {
+	if g.unshared(name) {
+		inst, err := g.up.NewInstance(name)
+		if err != nil {
+			return g.serveError(ctx, name, t, err)
+		}
+		defer g.up.EndInstance(inst)
+		name = inst
+	}
 	h := g.hub(name)
-	h.refreshSecrets()
+	g.up.Touch(name) // starts a server that waits for its first client
 	front, err := h.frontFor(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -37,11 +45,27 @@ func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer 
 	return err
 }
 
-// refreshSecrets takes the server's configured secrets, for the trace to
-// mask.
-func (h *hub) refreshSecrets() {
-	if st := h.state(); st != nil && st.Server != nil {
-		h.trace.setSecrets(st.Server.Secrets())
+// serveError answers every request of a session with why its server
+// cannot be reached.
+func (g *Gateway) serveError(ctx context.Context, name string, t mcp.Transport, err error) error {
+	ss, cerr := errorFront(name, g.hub(name).rpcError(ctx, err)).Connect(ctx, t, nil)
+	if cerr != nil {
+		return cerr
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	_ = ss.Wait()
+	return nil
+}
+
+// refreshSecrets gives each server's trace the server's configured
+// secrets to mask.
+func (g *Gateway) refreshSecrets() {
+	snap := g.up.Snapshot()
+	for i := range snap.Servers {
+		if srv := snap.Servers[i].Server; srv != nil {
+			g.hub(snap.Servers[i].Name).trace.setSecrets(srv.Secrets())
+		}
 	}
 }
 

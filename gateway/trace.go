@@ -2,7 +2,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,14 +21,17 @@ const bodyLimit = 2048
 // traceRing keeps the last frames of one server, numbered.
 type traceRing struct {
 	mu      sync.Mutex // protects the fields below
-	frames  []Frame    // ring
+	frames  []Frame    // ring; bodies as captured until read
+	clean   []bool     // frames[i].Body is redacted
 	start   int        // index of the oldest
 	next    uint64     // Seq of the next frame
 	secrets []string   // the server's configured secrets, masked in bodies
 	wake    chan struct{}
 }
 
-func newTraceRing(n int) *traceRing { return &traceRing{frames: make([]Frame, 0, n), next: 1} }
+func newTraceRing(n int) *traceRing {
+	return &traceRing{frames: make([]Frame, 0, n), clean: make([]bool, 0, n), next: 1}
+}
 
 func (r *traceRing) setSecrets(s []string) {
 	r.mu.Lock()
@@ -38,13 +42,18 @@ func (r *traceRing) setSecrets(s []string) {
 func (r *traceRing) add(f Frame) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f.Body = redact(f.Body, r.secrets)
+	// Redacting costs more than the relay: it waits until someone reads.
+	// A long body is cut now (copied, so the message itself is not kept).
+	if len(f.Body) > 4*bodyLimit {
+		f.Body = strings.Clone(f.Body[:4*bodyLimit])
+	}
 	f.Seq = r.next
 	r.next++
 	if len(r.frames) < cap(r.frames) {
 		r.frames = append(r.frames, f)
+		r.clean = append(r.clean, false)
 	} else {
-		r.frames[r.start] = f
+		r.frames[r.start], r.clean[r.start] = f, false
 		r.start = (r.start + 1) % len(r.frames)
 	}
 	if r.wake != nil {
@@ -60,10 +69,14 @@ func (r *traceRing) since(since uint64) ([]Frame, uint64, <-chan struct{}) {
 	defer r.mu.Unlock()
 	var out []Frame
 	for i := range r.frames {
-		f := r.frames[(r.start+i)%len(r.frames)]
-		if f.Seq >= since {
-			out = append(out, f)
+		j := (r.start + i) % len(r.frames)
+		if r.frames[j].Seq < since {
+			continue
 		}
+		if !r.clean[j] {
+			r.frames[j].Body, r.clean[j] = redact(r.frames[j].Body, r.secrets), true
+		}
+		out = append(out, r.frames[j])
 	}
 	if r.wake == nil {
 		r.wake = make(chan struct{})
@@ -71,42 +84,34 @@ func (r *traceRing) since(since uint64) ([]Frame, uint64, <-chan struct{}) {
 	return out, r.next, r.wake
 }
 
+// stringField is a JSON "key": "value" pair (the value possibly cut
+// short at the end of a cut body).
+var stringField = regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})"\s*:\s*"((?:[^"\\]|\\.)*)("|$)`)
+
 // redact masks what a trace must not show: the values of fields named
 // like credentials (token, password, api_key, ...) and the server's own
-// configured secrets wherever they appear; then it cuts the body short.
+// configured secrets wherever they appear; then it cuts the body short. It
+// works on the text, so a body cut short is masked as well as a whole one.
 func redact(body string, secrets []string) string {
 	if body == "" {
 		return body
 	}
-	var v any
-	if json.Unmarshal([]byte(body), &v) == nil {
-		if b, err := json.Marshal(maskFields(v)); err == nil {
-			body = string(b)
-		}
+	if len(body) > 4*bodyLimit {
+		body = body[:4*bodyLimit]
 	}
+	body = stringField.ReplaceAllStringFunc(body, func(m string) string {
+		sub := stringField.FindStringSubmatch(m)
+		key := sub[1]
+		if !registry.SecretName(key) || key == "progressToken" || key == "cursor" || key == "nextCursor" {
+			return m
+		}
+		return `"` + key + `":"` + registry.MaskSecret(sub[2]) + `"`
+	})
 	body = registry.MaskSecrets(body, secrets)
 	if len(body) > bodyLimit {
 		body = body[:bodyLimit] + "…"
 	}
 	return body
-}
-
-func maskFields(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if s, ok := e.(string); ok && registry.SecretName(k) && k != "progressToken" && k != "cursor" && k != "nextCursor" {
-				x[k] = registry.MaskSecret(s)
-				continue
-			}
-			x[k] = maskFields(e)
-		}
-	case []any:
-		for i := range x {
-			x[i] = maskFields(x[i])
-		}
-	}
-	return v
 }
 
 // traceIn and traceOut are the front's middlewares: what a client session

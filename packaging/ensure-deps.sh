@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
 # gcc-mingw-w64-x86-64: `make cross` builds the Windows desktop app (cgo) here;
 # zsh: the login-shell environment is tested with macOS's default shell.
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh xdotool)
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh xdotool curl)
 
 apt_install() {
   local missing=()

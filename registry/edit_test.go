@@ -115,3 +115,46 @@ env = { A = "1" }
 		}
 	})
 }
+
+// A server changed in place keeps its start, idle_stop and share (and the
+// older autostart spelling where the entry had it); a new gateway_port is
+// written and read back.
+func TestEncodeKeepsLifecycleKeys(t *testing.T) {
+	src := `[settings]
+probe_interval = "30s"
+
+[servers.browser]
+command = "npx"
+start = "lazy"
+idle_stop = "1h30m"
+share = false
+
+[servers.old]
+command = "y"
+autostart = false
+`
+	cfg := parse(t, src)
+	cfg.Settings.GatewayPort = 40001
+	cfg.Server("browser").Description = "a browser"
+	cfg.Server("old").Args = []string{"--v"}
+	out := string(Encode(cfg))
+	for _, want := range []string{"gateway_port = 40001\n", "start = \"lazy\"\n", "idle_stop = \"1h30m\"\n", "share = false\n", "autostart = false\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing from:\n%s", want, out)
+		}
+	}
+	again := parse(t, out)
+	if len(again.Diagnostics) > 0 || again.Settings.GatewayPort != 40001 {
+		t.Fatalf("reload: %v %+v", again.Diagnostics, again.Settings)
+	}
+	b := again.Server("browser")
+	if b.StartMode() != StartLazy || b.IdleStop != 90*time.Minute || !b.Unshared || b.Description != "a browser" {
+		t.Errorf("browser = %+v", b)
+	}
+	if o := again.Server("old"); o.StartMode() != StartManual || o.Args[0] != "--v" {
+		t.Errorf("old = %+v", o)
+	}
+	if def := (Settings{}).WithDefaults(); def.GatewayPort != DefaultGatewayPort || DefaultGatewayPort != 39427 {
+		t.Errorf("default gateway_port = %d", def.GatewayPort)
+	}
+}

@@ -1,5 +1,7 @@
 package registry
 
+import "time"
+
 // ServerJSON is the one JSON shape of a configured server: `config list
 // --json` prints it and the control API carries it. Transport and restart
 // are the effective values (a default left out of the file shows as the
@@ -15,7 +17,10 @@ type ServerJSON struct {
 	Cwd         string            `json:"cwd,omitempty"`
 	URL         string            `json:"url,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
-	Autostart   bool              `json:"autostart"`
+	Start       StartMode         `json:"start"`              // effective: auto, lazy or manual
+	Autostart   bool              `json:"autostart"`          // start is auto (the older key)
+	IdleStop    string            `json:"idleStop,omitempty"` // as in the file ("10m"); absent for never
+	Share       *bool             `json:"share"`              // nil (from an older mcptray) is true
 	Restart     RestartPolicy     `json:"restart"`
 	Disabled    bool              `json:"disabled"`
 	Description string            `json:"description,omitempty"`
@@ -29,8 +34,12 @@ func (s *Server) JSON() ServerJSON {
 	j := ServerJSON{
 		Name: s.Name, Kind: "stdio", Transport: s.Transport(), Command: s.Command, Args: s.Args,
 		Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers,
-		Autostart: s.Autostart, Restart: s.RestartPolicy(), Disabled: s.Disabled,
+		Start: s.StartMode(), Autostart: s.StartMode() == StartAuto, Share: new(!s.Unshared),
+		Restart: s.RestartPolicy(), Disabled: s.Disabled,
 		Description: s.Description, Line: s.Line, Valid: s.Valid(),
+	}
+	if s.IdleStop > 0 {
+		j.IdleStop = FormatDuration(s.IdleStop)
 	}
 	if s.IsRemote() {
 		j.Kind = "remote"
@@ -47,8 +56,16 @@ func (s *Server) JSON() ServerJSON {
 func (j *ServerJSON) Server() *Server {
 	s := &Server{
 		Name: j.Name, Command: j.Command, Args: j.Args, Env: j.Env, Cwd: j.Cwd, URL: j.URL,
-		Headers: j.Headers, Autostart: j.Autostart, Disabled: j.Disabled,
+		Headers: j.Headers, Autostart: j.Autostart, Unshared: j.Share != nil && !*j.Share, Disabled: j.Disabled,
 		Description: j.Description, Line: j.Line,
+	}
+	if j.Start == StartLazy || j.Start != "" && (j.Start == StartAuto) != j.Autostart {
+		// Autostart says auto or manual by itself; only lazy (or an
+		// odd pair) needs Start.
+		s.Start = j.Start
+	}
+	if j.IdleStop != "" {
+		s.IdleStop, _ = time.ParseDuration(j.IdleStop)
 	}
 	if j.Transport != TransportStdio && j.Transport != TransportHTTP {
 		s.TransportName = j.Transport

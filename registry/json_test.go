@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fullServer has every field of Server set (see TestServerJSONEveryField).
@@ -14,7 +15,7 @@ func fullServer() []*Server {
 			Autostart: true, Restart: RestartAlways, Disabled: true, Description: "d", Line: 7,
 			Invalid: &ServerError{Server: "local", Field: "cwd", Message: "bad"}},
 		{Name: "remote", URL: "https://x/mcp", TransportName: TransportSSE, Headers: map[string]string{"Authorization": "Bearer t"},
-			Restart: RestartNever, Line: 12},
+			Restart: RestartNever, Line: 12, Start: StartLazy, IdleStop: 10 * time.Minute, Unshared: true},
 	}
 }
 

@@ -71,8 +71,9 @@ func Load(path string) (*Config, error) {
 
 // Known keys, for unknown-key warnings.
 var (
-	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines"}
-	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "autostart", "restart", "disabled", "description"}
+	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port"}
+	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "start", "autostart", "idle_stop", "share",
+		"restart", "disabled", "description"}
 )
 
 type settingsDoc struct {
@@ -81,6 +82,7 @@ type settingsDoc struct {
 	StartupTimeout any `toml:"startup_timeout"`
 	LogLimit       any `toml:"log_limit"`
 	LogLines       any `toml:"log_lines"`
+	GatewayPort    any `toml:"gateway_port"`
 }
 
 // Parse is Load on bytes already read; path is used in messages only.
@@ -311,7 +313,16 @@ func decodeServer(s *Server, m map[string]any) error {
 	s.URL = str("url")
 	s.TransportName = Transport(str("transport"))
 	s.Headers = table("headers", `Authorization = "Bearer ${env:TOKEN}"`)
+	s.Start = StartMode(str("start"))
 	s.Autostart = boolean("autostart", true)
+	if v, ok := m["idle_stop"]; ok && err == nil {
+		d, e := parseDuration(v, true)
+		if e != nil {
+			err = bad("idle_stop", "%s", e)
+		}
+		s.IdleStop = d
+	}
+	s.Unshared = !boolean("share", true)
 	s.Restart = RestartPolicy(str("restart"))
 	s.Disabled = boolean("disabled", false)
 	s.Description = str("description")
@@ -319,6 +330,18 @@ func decodeServer(s *Server, m map[string]any) error {
 		if _, ok := m["command"]; ok && s.Command == "" {
 			err = bad("command", "must not be empty")
 		}
+	}
+	if _, ok := m["autostart"]; ok && err == nil && s.Start != "" {
+		// Both keys: they must say the same.
+		switch mode := s.StartMode(); {
+		case s.Autostart && mode != StartAuto:
+			err = bad("autostart", `autostart = true conflicts with start = %q; remove autostart (start replaces it)`, mode)
+		case !s.Autostart && mode == StartAuto:
+			err = bad("autostart", `autostart = false conflicts with start = "auto"; remove autostart (start replaces it)`)
+		}
+	}
+	if s.Start != "" {
+		s.Autostart = s.Start == StartAuto
 	}
 	return err
 }
@@ -395,6 +418,9 @@ func serverWarnings(s *Server) []fieldWarning {
 	if s.Command != "" && len(s.Headers) > 0 {
 		ws = append(ws, fieldWarning{"headers", "applies only to remote (url) servers; ignored"})
 	}
+	if s.IdleStop > 0 && s.StartMode() == StartManual {
+		ws = append(ws, fieldWarning{"idle_stop", `applies only to servers that start by themselves (start = "auto" or "lazy"); ignored`})
+	}
 	if s.URL != "" && s.Command == "" {
 		if len(s.Args) > 0 {
 			ws = append(ws, fieldWarning{"args", "applies only to stdio (command) servers; ignored"})
@@ -415,15 +441,9 @@ func parseSettings(d settingsDoc, bad func(field, msg string)) Settings {
 		if v == nil {
 			return 0
 		}
-		str, ok := v.(string)
-		if !ok {
-			bad(field, fmt.Sprintf(`must be a duration string such as "30s", not %v`, v))
-			return 0
-		}
-		dd, err := time.ParseDuration(str)
-		if err != nil || dd <= 0 {
-			bad(field, fmt.Sprintf(`%q is not a positive duration (use a form such as "500ms", "30s" or "2m")`, str))
-			return 0
+		dd, err := parseDuration(v, false)
+		if err != nil {
+			bad(field, err.Error())
 		}
 		return dd
 	}
@@ -445,7 +465,43 @@ func parseSettings(d settingsDoc, bad func(field, msg string)) Settings {
 			s.LogLimitLines = int(n)
 		}
 	}
+	if d.GatewayPort != nil {
+		n, ok := d.GatewayPort.(int64)
+		if !ok || n < MinGatewayPort || n > MaxGatewayPort {
+			bad("gateway_port", fmt.Sprintf("must be a port number from %d to %d (no port below %d: those need privileges), not %v",
+				MinGatewayPort, MaxGatewayPort, MinGatewayPort, tomlValue(d.GatewayPort)))
+		} else {
+			s.GatewayPort = int(n)
+		}
+	}
 	return s
+}
+
+// tomlValue shows a setting's value in a message: a string quoted (a
+// setting is never a secret), anything else as it is.
+func tomlValue(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// parseDuration reads a duration string such as "30s" or "10m". With zero
+// it takes any duration ("0" is "never"; a negative one is left to
+// [Server.Validate]), else only a positive one.
+func parseDuration(v any, zero bool) (time.Duration, error) {
+	str, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf(`must be a duration string such as "30s", not %s`, tomlType(v))
+	}
+	d, err := time.ParseDuration(str)
+	switch {
+	case err != nil && zero:
+		return 0, fmt.Errorf(`%q is not a duration (use a form such as "10m", "1h" or "90s"; "0" for never)`, str)
+	case err != nil || d <= 0 && !zero:
+		return 0, fmt.Errorf(`%q is not a positive duration (use a form such as "500ms", "30s" or "2m")`, str)
+	}
+	return d, nil
 }
 
 // parseSize reads a byte size: a whole number of bytes, or a string such as

@@ -26,6 +26,7 @@ probe_timeout   = "5s"
 startup_timeout = "1m"
 log_limit = "1MiB"
 log_lines = 500
+gateway_port = 40000
 
 [servers.fs]
 command = "npx"
@@ -45,11 +46,17 @@ restart   = "never"
 
 [servers.plain]
 url = "http://localhost:3001/mcp"
+
+[servers.browser]
+command   = "npx"
+start     = "lazy"
+idle_stop = "10m"
+share     = false
 `)
 	if len(cfg.Diagnostics) != 0 {
 		t.Fatalf("unexpected diagnostics: %v", cfg.Diagnostics)
 	}
-	want := Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 5 * time.Second, StartupTimeout: time.Minute, LogLimitBytes: 1 << 20, LogLimitLines: 500}
+	want := Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 5 * time.Second, StartupTimeout: time.Minute, LogLimitBytes: 1 << 20, LogLimitLines: 500, GatewayPort: 40000}
 	if cfg.Settings != want {
 		t.Errorf("settings = %+v, want %+v", cfg.Settings, want)
 	}
@@ -57,19 +64,62 @@ url = "http://localhost:3001/mcp"
 	for _, s := range cfg.Servers {
 		names = append(names, s.Name)
 	}
-	if got := strings.Join(names, ","); got != "fs,remote,plain" {
+	if got := strings.Join(names, ","); got != "fs,remote,plain,browser" {
 		t.Errorf("order = %s", got)
 	}
 	fs := cfg.Server("fs")
-	if fs.Transport() != TransportStdio || fs.Autostart || fs.RestartPolicy() != RestartAlways || fs.Env["PORT"] != "3000" || fs.Cwd != "~/projects" || fs.Line != 9 {
+	if fs.Transport() != TransportStdio || fs.Autostart || fs.RestartPolicy() != RestartAlways || fs.Env["PORT"] != "3000" || fs.Cwd != "~/projects" || fs.Line != 10 {
 		t.Errorf("fs = %+v", fs)
 	}
 	r := cfg.Server("remote")
 	if !r.IsRemote() || r.Transport() != TransportSSE || !r.Disabled || r.Headers["Authorization"] != "Bearer ${env:EXAMPLE_TOKEN}" || !r.Autostart {
 		t.Errorf("remote = %+v", r)
 	}
-	if p := cfg.Server("plain"); p.Transport() != TransportHTTP || p.RestartPolicy() != RestartOnFailure {
+	if p := cfg.Server("plain"); p.Transport() != TransportHTTP || p.RestartPolicy() != RestartOnFailure ||
+		p.StartMode() != StartAuto || p.IdleStop != 0 || p.Unshared {
 		t.Errorf("plain = %+v", p)
+	}
+	if fs.StartMode() != StartManual || fs.Start != "" {
+		t.Errorf("autostart = false is start %q (Start %q), want manual", fs.StartMode(), fs.Start)
+	}
+	if b := cfg.Server("browser"); b.StartMode() != StartLazy || b.Autostart || b.IdleStop != 10*time.Minute || !b.Unshared {
+		t.Errorf("browser = %+v", b)
+	}
+}
+
+// start and its older spelling autostart: either alone works, both must
+// agree.
+func TestParseStartAndAutostart(t *testing.T) {
+	for _, tt := range []struct {
+		keys string
+		want StartMode
+		bad  string // the diagnostic, when the pair disagrees
+	}{
+		{"", StartAuto, ""},
+		{"autostart = true", StartAuto, ""},
+		{"autostart = false", StartManual, ""},
+		{`start = "auto"`, StartAuto, ""},
+		{`start = "manual"`, StartManual, ""},
+		{`start = "lazy"`, StartLazy, ""},
+		{"start = \"lazy\"\nautostart = false", StartLazy, ""},
+		{"start = \"manual\"\nautostart = false", StartManual, ""},
+		{"start = \"auto\"\nautostart = true", StartAuto, ""},
+		{"start = \"lazy\"\nautostart = true", "", `servers.s.autostart: autostart = true conflicts with start = "lazy"`},
+		{"autostart = false\nstart = \"auto\"", "", `servers.s.autostart: autostart = false conflicts with start = "auto"`},
+	} {
+		cfg := parse(t, "[servers.s]\ncommand = \"x\"\n"+tt.keys+"\n")
+		s := cfg.Server("s")
+		if tt.bad != "" {
+			if s.Valid() || len(cfg.Diagnostics) != 1 || !strings.Contains(cfg.Diagnostics[0].Message, tt.bad) {
+				t.Errorf("%q: %v, want %q", tt.keys, cfg.Diagnostics, tt.bad)
+			} else if d := cfg.Diagnostics[0]; d.Line != 1+strings.Count(tt.keys[:strings.Index(tt.keys, "autostart")], "\n")+2 || d.Col != 1 {
+				t.Errorf("%q: diagnostic at %d:%d, want the autostart key", tt.keys, d.Line, d.Col)
+			}
+			continue
+		}
+		if len(cfg.Diagnostics) != 0 || s.StartMode() != tt.want || s.Autostart != (tt.want == StartAuto) {
+			t.Errorf("%q: start %q autostart %v %v, want %q", tt.keys, s.StartMode(), s.Autostart, cfg.Diagnostics, tt.want)
+		}
 	}
 }
 
@@ -151,6 +201,26 @@ func TestParseErrors(t *testing.T) {
 			SeverityWarning, 3, 1, "servers.r.headers: applies only to remote", ""},
 		{"bad log limit", "[settings]\nlog_limit = \"lots\"\n" + good,
 			SeverityError, 2, 1, `"lots" is not a size`, ""},
+		{"bad start", "[servers.r]\ncommand = \"x\"\n  start = \"sometimes\"\n" + good,
+			SeverityError, 3, 3, `servers.r.start: must be "auto" (with mcptray), "lazy" (with its first client) or "manual" (when you start it), not "sometimes"`, "r"},
+		{"start not a string", "[servers.r]\ncommand = \"x\"\nstart = true\n" + good,
+			SeverityError, 3, 1, "servers.r.start: must be a string, not a boolean", "r"},
+		{"bad idle_stop", "[servers.r]\ncommand = \"x\"\nstart = \"lazy\"\nidle_stop = \"ten\"\n" + good,
+			SeverityError, 4, 1, `servers.r.idle_stop: "ten" is not a duration (use a form such as "10m", "1h" or "90s"; "0" for never)`, "r"},
+		{"negative idle_stop", "[servers.r]\ncommand = \"x\"\nidle_stop = \"-5m\"\n" + good,
+			SeverityError, 3, 1, `servers.r.idle_stop: must not be negative (0 means never)`, "r"},
+		{"idle_stop a number", "[servers.r]\ncommand = \"x\"\nidle_stop = 600\n" + good,
+			SeverityError, 3, 1, `servers.r.idle_stop: must be a duration string such as "30s", not a number`, "r"},
+		{"idle_stop with manual", "[servers.r]\ncommand = \"x\"\nstart = \"manual\"\nidle_stop = \"10m\"\n" + good,
+			SeverityWarning, 4, 1, `servers.r.idle_stop: applies only to servers that start by themselves`, ""},
+		{"bad share", "[servers.r]\ncommand = \"x\"\n share = \"no\"\n" + good,
+			SeverityError, 3, 2, "servers.r.share: must be true or false, not a string", "r"},
+		{"gateway port too low", "[settings]\ngateway_port = 80\n" + good,
+			SeverityError, 2, 1, "settings.gateway_port: must be a port number from 1024 to 65535 (no port below 1024: those need privileges), not 80", ""},
+		{"gateway port too high", "[settings]\n  gateway_port = 70000\n" + good,
+			SeverityError, 2, 3, "settings.gateway_port: must be a port number from 1024 to 65535", ""},
+		{"gateway port a string", "[settings]\ngateway_port = \"39427\"\n" + good,
+			SeverityError, 2, 1, `settings.gateway_port: must be a port number from 1024 to 65535 (no port below 1024: those need privileges), not "39427"`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,15 +61,38 @@ var secretParam = regexp.MustCompile(`(?i)token|secret|key|passw|pwd|auth|creden
 // credential (api_key, token, password, ...).
 func SecretName(name string) bool { return secretParam.MatchString(name) }
 
+// localEndpoint is a server's address on mcptray's own local endpoint, the
+// form gateway.URL makes: http://127.0.0.1:PORT/mcp/NAME/KEY, where KEY is
+// the per-install credential (at least 32 characters of base64url).
+var localEndpoint = regexp.MustCompile(`^http://(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]+/mcp/([^/?#]+)/([A-Za-z0-9_-]{32,})/?(?:[?#].*)?$`)
+
+// LocalEndpoint reports whether raw is a server's URL on mcptray's local
+// endpoint, and which server and key it holds.
+func LocalEndpoint(raw string) (name, key string, ok bool) {
+	m := localEndpoint.FindStringSubmatch(raw)
+	if m == nil {
+		return "", "", false
+	}
+	name, err := url.PathUnescape(m[1])
+	if err != nil {
+		return "", "", false
+	}
+	return name, m[2], true
+}
+
 // URLSecrets are the credentials in a URL: the userinfo password (or a user
-// alone, which is a token in URLs like https://TOKEN@host), and the values
-// of query parameters whose names are secret. References are not secrets.
+// alone, which is a token in URLs like https://TOKEN@host), the values of
+// query parameters whose names are secret, and the key of a URL on
+// mcptray's local endpoint. References are not secrets.
 func URLSecrets(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil
 	}
 	var out []string
+	if _, key, ok := LocalEndpoint(raw); ok {
+		out = append(out, key)
+	}
 	add := func(v string) {
 		if v != "" && !onlyRefs(v) {
 			out = append(out, v)
@@ -111,6 +134,9 @@ func withoutRefs(v, repl string) string {
 // MaskURL hides the credentials in a URL (see [URLSecrets]) and leaves the
 // rest readable.
 func MaskURL(raw string) string {
+	if _, key, ok := LocalEndpoint(raw); ok {
+		raw = strings.Replace(raw, "/"+key, "/"+Masked, 1)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.User == nil && u.RawQuery == "") {
 		return raw

@@ -54,6 +54,31 @@ func TestMaskSecret(t *testing.T) {
 	}
 }
 
+const testEndpointKey = "Vd3q9Xk2LmP0aZ7yR4tB8nC1eF6gH5jK_wQ-sU2iO3p"
+
+func TestLocalEndpoint(t *testing.T) {
+	for _, tt := range []struct {
+		in        string
+		name, key string
+		ok        bool
+	}{
+		{"http://127.0.0.1:39427/mcp/files/" + testEndpointKey, "files", testEndpointKey, true},
+		{"http://localhost:40000/mcp/my%20server/" + testEndpointKey + "/", "my server", testEndpointKey, true},
+		{"http://127.0.0.1:39427/mcp/files/tooshort", "", "", false},
+		{"https://127.0.0.1:39427/mcp/files/" + testEndpointKey, "", "", false},
+		{"http://192.168.1.2:39427/mcp/files/" + testEndpointKey, "", "", false},
+		{"http://127.0.0.1:39427/other/files/" + testEndpointKey, "", "", false},
+	} {
+		name, key, ok := LocalEndpoint(tt.in)
+		if name != tt.name || key != tt.key || ok != tt.ok {
+			t.Errorf("LocalEndpoint(%q) = %q, %q, %v; want %q, %q, %v", tt.in, name, key, ok, tt.name, tt.key, tt.ok)
+		}
+	}
+	if got := URLSecrets("http://127.0.0.1:39427/mcp/files/" + testEndpointKey); len(got) != 1 || got[0] != testEndpointKey {
+		t.Errorf("URLSecrets of a local endpoint URL = %q, want its key", got)
+	}
+}
+
 func TestMaskURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://example.com/mcp":                          "https://example.com/mcp",
@@ -63,6 +88,10 @@ func TestMaskURL(t *testing.T) {
 		"https://user:hunter2@example.com/mcp":             "https://user:" + Masked + "@example.com/mcp",
 		"https://ghp_abc@example.com/mcp":                  "https://" + Masked + "@example.com/mcp",
 		"https://example.com/mcp?key=a#frag":               "https://example.com/mcp?key=" + Masked + "#frag",
+		// mcptray's own local endpoint: the key is the last path segment.
+		"http://127.0.0.1:39427/mcp/files/" + testEndpointKey: "http://127.0.0.1:39427/mcp/files/" + Masked,
+		"http://127.0.0.1:39427/mcp/files/short":              "http://127.0.0.1:39427/mcp/files/short",
+		"https://example.com/mcp/files/" + testEndpointKey:    "https://example.com/mcp/files/" + testEndpointKey,
 	} {
 		if got := MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)

@@ -33,11 +33,18 @@ func Locate(flag string) (Location, error) {
 		p, err := filepath.Abs(ExpandHome(env, homeDir()))
 		return Location{Path: p, Explicit: true, Source: "$" + EnvConfig}, err
 	}
+	p, err := DefaultPath()
+	return Location{Path: p, Source: "default"}, err
+}
+
+// DefaultPath is the config used when neither --config nor $MCPTRAY_CONFIG
+// names one: os.UserConfigDir()/mcptray/servers.toml.
+func DefaultPath() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
-		return Location{}, fmt.Errorf("find the config folder: %w (set $%s or pass --config)", err, EnvConfig)
+		return "", fmt.Errorf("find the config folder: %w (set $%s or pass --config)", err, EnvConfig)
 	}
-	return Location{Path: filepath.Join(dir, "mcptray", "servers.toml"), Source: "default"}, nil
+	return filepath.Join(dir, "mcptray", "servers.toml"), nil
 }
 
 func homeDir() string {
@@ -106,6 +113,7 @@ const defaultConfig = `# mcptray: the MCP servers this machine runs and watches.
 probe_interval  = "30s"   # how often each server's liveness is checked
 probe_timeout   = "10s"   # a probe slower than this counts as failed
 startup_timeout = "60s"   # time a server gets from spawn/connect to ready
+# gateway_port  = 39427   # 127.0.0.1 port of the gateway's URLs for clients
 
 # mcptray's built-in demo server: a small, real MCP server (tools echo, add,
 # time; one resource; one prompt). Remove it once you have your own.
@@ -134,6 +142,14 @@ args = ["serve-demo"]
 # url     = "https://example.com/mcp"
 # headers = { Authorization = "Bearer ${env:EXAMPLE_TOKEN}" }
 #
-# Per-server options: autostart = true, restart = "on-failure" | "always" |
-# "never", disabled = false, cwd = "~/projects", description = "...".
+# Per-server options: restart = "on-failure" | "always" | "never",
+# disabled = false, cwd = "~/projects", description = "...", and for the
+# clients that reach a server through mcptray (mcptray connect, the gateway):
+#   start     = "auto"    # "auto": with mcptray; "lazy": with its first
+#                         # client; "manual": when you start it
+#                         # (autostart = false is the older spelling)
+#   idle_stop = "10m"     # stop it after this long without a client using
+#                         # it; its next client starts it again (0: never)
+#   share     = true      # false: every client session gets its own process
+#                         # (servers with per-connection state, a browser)
 `

@@ -64,6 +64,9 @@ func encodeSettings(st Settings) []byte {
 	if st.LogLimitLines > 0 {
 		fmt.Fprintf(&b, "log_lines = %d\n", st.LogLimitLines)
 	}
+	if st.GatewayPort > 0 {
+		fmt.Fprintf(&b, "gateway_port = %d\n", st.GatewayPort)
+	}
 	return b.Bytes()
 }
 
@@ -99,13 +102,35 @@ func EncodeServer(b *bytes.Buffer, s *Server) {
 	str("url", s.URL)
 	str("transport", string(s.TransportName))
 	table("headers", s.Headers)
-	if !s.Autostart {
-		b.WriteString("autostart = false\n")
+	switch mode := s.StartMode(); {
+	case s.Start == "" && mode == StartManual:
+		b.WriteString("autostart = false\n") // as the entry had it
+	case mode != StartAuto:
+		str("start", string(mode))
+	}
+	if s.IdleStop != 0 {
+		str("idle_stop", FormatDuration(s.IdleStop))
+	}
+	if s.Unshared {
+		b.WriteString("share = false\n")
 	}
 	str("restart", string(s.Restart))
 	if s.Disabled {
 		b.WriteString("disabled = true\n")
 	}
+}
+
+// FormatDuration writes d the way a person writes it in the file: "10m",
+// "1h30m", "90s", "1.5s" (time.Duration's String without zero units).
+func FormatDuration(d time.Duration) string {
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

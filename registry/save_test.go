@@ -48,7 +48,7 @@ func fullConfig(path string) *Config {
 	return &Config{
 		Path: path,
 		Settings: Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 1500 * time.Millisecond,
-			StartupTimeout: 2 * time.Minute, LogLimitBytes: 4096, LogLimitLines: 100},
+			StartupTimeout: 2 * time.Minute, LogLimitBytes: 4096, LogLimitLines: 100, GatewayPort: 40123},
 		Servers: []*Server{
 			{Name: "zz-first", Command: `C:\Program Files\node\npx.cmd`, Args: []string{"-y", "pkg@1.0", `quote " and \ back`, "tab\there", "line\nbreak", "ünïcödé"},
 				Env: map[string]string{"TOKEN": "${env:GH_TOKEN}", "weird key": "v", "EMPTY": ""}, Cwd: "~/work",
@@ -57,6 +57,9 @@ func fullConfig(path string) *Config {
 				Headers:   map[string]string{"Authorization": "Bearer ${env:T}", "X-Api-Key": "literal"},
 				Autostart: true, Restart: RestartNever, Disabled: true},
 			{Name: "a", URL: "http://127.0.0.1:3001/mcp", Autostart: true},
+			{Name: "browser", Command: "npx", Start: StartLazy, IdleStop: 90 * time.Minute, Unshared: true},
+			{Name: "idle", Command: "npx", Autostart: true, IdleStop: 10 * time.Minute},
+			{Name: "by-hand", Command: "npx", Start: StartManual},
 		},
 	}
 }

@@ -28,6 +28,15 @@ const (
 	RestartNever     RestartPolicy = "never"
 )
 
+// StartMode says when a server starts.
+type StartMode string
+
+const (
+	StartAuto   StartMode = "auto"   // with the engine (the default)
+	StartLazy   StartMode = "lazy"   // with its first client, through the gateway
+	StartManual StartMode = "manual" // only when a person starts it
+)
+
 // Server is one [servers.NAME] entry. Fields hold the text as written in the
 // file: ${env:VAR} references and ~ are expanded only by [Server.Expand], at
 // start or connect time, so secrets stay references until they are needed.
@@ -48,7 +57,21 @@ type Server struct {
 	Headers       map[string]string
 
 	// Either kind.
-	Autostart   bool // default true
+	//
+	// Start is the `start` key as written ("" when absent); Autostart is
+	// the older `autostart` key (default true), which says the same as
+	// start = "auto" (true) or "manual" (false) and decides only when Start
+	// is "". The loader keeps Autostart equal to "starts with the engine".
+	// [Server.StartMode] gives the effective value.
+	Start     StartMode
+	Autostart bool
+	// IdleStop (`idle_stop`): the supervisor stops the server once no
+	// client has used it for this long; it starts again with its next
+	// client. 0 means never.
+	IdleStop time.Duration
+	// Unshared is `share = false`: every client session gets a process
+	// of its own instead of sharing one.
+	Unshared    bool
 	Restart     RestartPolicy
 	Disabled    bool
 	Description string
@@ -85,6 +108,18 @@ func (s *Server) RestartPolicy() RestartPolicy {
 	return s.Restart
 }
 
+// StartMode is the effective start mode.
+func (s *Server) StartMode() StartMode {
+	switch {
+	case s.Start != "":
+		return s.Start
+	case s.Autostart:
+		return StartAuto
+	default:
+		return StartManual
+	}
+}
+
 // Valid reports whether the entry can be started.
 func (s *Server) Valid() bool { return s.Invalid == nil }
 
@@ -95,7 +130,8 @@ func (s *Server) Equal(o *Server) bool {
 	return s.Name == o.Name && s.Command == o.Command && slices.Equal(s.Args, o.Args) &&
 		maps.Equal(s.Env, o.Env) && s.Cwd == o.Cwd && s.URL == o.URL &&
 		s.TransportName == o.TransportName && maps.Equal(s.Headers, o.Headers) &&
-		s.Autostart == o.Autostart && s.Restart == o.Restart && s.Disabled == o.Disabled &&
+		s.StartMode() == o.StartMode() && s.IdleStop == o.IdleStop && s.Unshared == o.Unshared &&
+		s.Restart == o.Restart && s.Disabled == o.Disabled &&
 		s.Description == o.Description && errString(s.Invalid) == errString(o.Invalid)
 }
 
@@ -137,6 +173,8 @@ type Settings struct {
 	StartupTimeout time.Duration
 	LogLimitBytes  int64 // stderr ring cap in bytes
 	LogLimitLines  int   // stderr ring cap in lines
+	// GatewayPort is the 127.0.0.1 port of the gateway's HTTP endpoint.
+	GatewayPort int
 }
 
 // Defaults for [Settings].
@@ -146,6 +184,12 @@ const (
 	DefaultStartupTimeout = 60 * time.Second
 	DefaultLogLimitBytes  = 2 << 20
 	DefaultLogLimitLines  = 10000
+	// DefaultGatewayPort is the gateway's port when [settings] leaves it
+	// out (the gateway package's DefaultPort: the same number).
+	DefaultGatewayPort = 39427
+	// The range gateway_port may take: no port that needs privileges.
+	MinGatewayPort = 1024
+	MaxGatewayPort = 65535
 )
 
 // WithDefaults returns s with every zero field set to its default.
@@ -164,6 +208,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.LogLimitLines <= 0 {
 		s.LogLimitLines = DefaultLogLimitLines
+	}
+	if s.GatewayPort <= 0 {
+		s.GatewayPort = DefaultGatewayPort
 	}
 	return s
 }

@@ -46,6 +46,14 @@ func (s *Server) Validate() error {
 	default:
 		return bad("restart", `must be "on-failure", "always" or "never", not %q`, s.Restart)
 	}
+	switch s.Start {
+	case "", StartAuto, StartLazy, StartManual:
+	default:
+		return bad("start", `must be "auto" (with mcptray), "lazy" (with its first client) or "manual" (when you start it), not %q`, s.Start)
+	}
+	if s.IdleStop < 0 {
+		return bad("idle_stop", "must not be negative (0 means never)")
+	}
 	for _, f := range []struct {
 		field string
 		m     map[string]string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Validate is the one rule set: what it refuses, the loader refuses with the
@@ -26,6 +27,9 @@ func TestServerValidate(t *testing.T) {
 		{"transport", Server{Name: "a", URL: "https://e.com", TransportName: "ws"}, "transport", `not "ws"`},
 		{"transport on command", Server{Name: "a", Command: "x", TransportName: TransportSSE}, "transport", "always runs over stdio"},
 		{"restart", Server{Name: "a", Command: "x", Restart: "later"}, "restart", `not "later"`},
+		{"lazy", Server{Name: "a", Command: "x", Start: StartLazy, IdleStop: time.Minute, Unshared: true}, "", ""},
+		{"start", Server{Name: "a", Command: "x", Start: "sometimes"}, "start", `"manual" (when you start it), not "sometimes"`},
+		{"idle_stop", Server{Name: "a", Command: "x", IdleStop: -time.Minute}, "idle_stop", "must not be negative"},
 		{"env name", Server{Name: "a", Command: "x", Env: map[string]string{"A=B": "1"}}, "env.A=B", "cannot hold '='"},
 		{"header name", Server{Name: "a", URL: "https://e.com", Headers: map[string]string{"Authorization: Bearer": "x"}}, "headers.Authorization: Bearer", "header name"},
 	}

@@ -75,6 +75,8 @@ type attempt struct {
 	pcancel  context.CancelFunc
 	failures int // consecutive failed probes of this process
 
+	idleT Timer // fires when idle_stop may be due; nil without idle_stop
+
 	endedAt time.Time
 }
 
@@ -232,10 +234,14 @@ func (a *attempt) connect() {
 // watch waits for whatever ends the attempt.
 func (a *attempt) watch() ending {
 	u := a.u
+	a.armIdle()
 	for {
-		var probeFire <-chan time.Time
+		var probeFire, idleFire <-chan time.Time
 		if a.probeT != nil {
 			probeFire = a.probeT.C()
+		}
+		if a.idleT != nil {
+			idleFire = a.idleT.C()
 		}
 		var exited <-chan struct{}
 		if a.p != nil && !a.exitSeen {
@@ -264,6 +270,14 @@ func (a *attempt) watch() ending {
 		case <-probeFire:
 			a.startProbe()
 
+		case <-idleFire:
+			a.idleT = nil
+			if reason := u.idleStopIfDue(); reason != "" {
+				u.set(StateStopping, reason, nil, nil)
+				return ending{by: endRequested}
+			}
+			a.armIdle() // used since: wait for the new due time
+
 		case r := <-a.probeCh:
 			if e, done := a.probed(r); done {
 				return e
@@ -279,6 +293,18 @@ func (a *attempt) watch() ending {
 			}
 			return a.exitEnding()
 		}
+	}
+}
+
+// armIdle sets the idle_stop timer to the time it is due (a Touch since
+// moves that time on; the timer looks again when it fires).
+func (a *attempt) armIdle() {
+	if a.idleT != nil {
+		a.idleT.Stop()
+		a.idleT = nil
+	}
+	if due, ok := a.u.idleDue(); ok {
+		a.idleT = a.clock.NewTimer(max(due.Sub(a.clock.Now()), 0))
 	}
 }
 
@@ -439,6 +465,9 @@ func (a *attempt) stop(e ending) {
 	}
 	if a.probeT != nil {
 		a.probeT.Stop()
+	}
+	if a.idleT != nil {
+		a.idleT.Stop()
 	}
 	if a.p != nil {
 		a.p.stopping() // before the session closes the server's stdin

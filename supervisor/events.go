@@ -184,6 +184,7 @@ func (u *unit) refreshLocked(now time.Time) {
 	}
 	st.Failures = u.attempt
 	st.Level = levelOf(st, o)
+	u.lifecycleLocked()
 }
 
 func levelOf(st *ServerState, o *Options) Level {

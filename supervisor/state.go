@@ -29,8 +29,12 @@ const (
 	StateStopping State = "stopping" // stop in progress
 )
 
-// ReasonNotStarted is the reason of a server that has not been started yet.
-const ReasonNotStarted = "not started"
+// Reasons of a server that has not been started yet.
+const (
+	ReasonNotStarted = "not started"
+	ReasonLazy       = `starts with its first client (start = "lazy")`
+	ReasonManual     = `not started with mcptray (start = "manual")`
+)
 
 // Alive reports whether the state has a process or connection in use.
 func (s State) Alive() bool {
@@ -106,6 +110,27 @@ type ServerState struct {
 	// Level is the one-glance colour of the state: what the tray, the
 	// window and check show.
 	Level Level
+
+	// How clients start and stop it (see demand.go).
+	//
+	// Start is the entry's effective start mode; IdleStop its idle_stop
+	// (0: never).
+	Start    registry.StartMode
+	IdleStop time.Duration
+	// WaitsForClient: stopped, and the next client's use starts it: a
+	// lazy server not started yet, or one stopped by idle_stop.
+	WaitsForClient bool
+	// Clients counts the clients that hold it ([Supervisor.Acquire]
+	// without [Supervisor.Release]).
+	Clients int
+	// LastUse is when a client last used it, or when it was last started:
+	// what idle_stop counts from. Zero before the engine ran it.
+	LastUse time.Time
+	// InstanceOf names the configured server this is a per-session
+	// instance of (share = false), "" for a configured server.
+	InstanceOf string
+	// Instances counts the instances of a share = false server.
+	Instances int
 }
 
 // Level is how a server's state looks at a glance.

@@ -34,11 +34,15 @@ type Supervisor struct {
 	// nothing else is locked while one is held. No lock is held across a
 	// channel operation that can block, nor across a call into a process
 	// or the health check.
-	mu      sync.Mutex
-	units   []*unit // in config-file order
-	runCtx  context.Context
-	started bool
-	wg      sync.WaitGroup // unit goroutines (Add under mu)
+	mu    sync.Mutex
+	units []*unit // in config-file order
+	// instances are the per-session units of share = false servers, in
+	// the order they were made; instanceSeq numbers them per server.
+	instances   []*unit
+	instanceSeq map[string]int
+	runCtx      context.Context
+	started     bool
+	wg          sync.WaitGroup // unit goroutines (Add under mu)
 
 	live liveSessions // the units' live sessions, for Use
 }
@@ -49,7 +53,7 @@ func New(servers []*registry.Server, opts *Options) *Supervisor {
 	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1), changed: NewBroadcast()}
 	s.records = newProcRecords(s.opts.ProcDir, s.opts.Logger)
 	for _, srv := range servers {
-		s.units = append(s.units, newUnit(s, srv))
+		s.units = append(s.units, newUnit(s, srv, ""))
 	}
 	return s
 }
@@ -74,6 +78,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	for _, u := range s.units {
 		s.goLocked(u)
 	}
+	for _, u := range s.instances {
+		s.goLocked(u)
+	}
 	s.mu.Unlock()
 	<-ctx.Done()
 	s.wg.Wait()
@@ -92,6 +99,9 @@ func (s *Supervisor) goLocked(u *unit) {
 		defer s.wg.Done()
 		defer cancel()
 		u.run(uctx)
+		if u.instanceOf != "" {
+			s.dropInstance(u) // its process is gone
+		}
 	}()
 }
 
@@ -123,16 +133,25 @@ func (s *Supervisor) Transitions(since uint64) ([]Transition, uint64) {
 	return s.transitions.since(since)
 }
 
-// Snapshot returns a copy of every server's state in config-file order.
+// Snapshot returns a copy of every server's state in config-file order,
+// each server's instances (share = false) right after it.
 func (s *Supervisor) Snapshot() Snapshot {
 	s.mu.Lock()
-	units := slices.Clone(s.units)
+	units := s.allUnitsLocked()
 	s.mu.Unlock()
 	snap := Snapshot{Time: s.opts.Clock.Now(), Servers: make([]ServerState, 0, len(units))}
+	instances := map[string]int{}
+	for _, u := range units {
+		if u.instanceOf != "" {
+			instances[u.instanceOf]++
+		}
+	}
 	for _, u := range units {
 		u.mu.Lock()
 		st := u.st
+		st.Clients, st.LastUse = u.leases, u.lastUse
 		u.mu.Unlock()
+		st.Instances = instances[u.name]
 		if st.LastExit != nil {
 			e := *st.LastExit
 			st.LastExit = &e
@@ -162,7 +181,37 @@ func (s *Supervisor) unit(name string) *unit {
 			return u
 		}
 	}
+	for _, u := range s.instances {
+		if u.name == name {
+			return u
+		}
+	}
 	return nil
+}
+
+// allUnitsLocked is every unit in snapshot order: each configured one,
+// then its instances. s.mu must be held.
+func (s *Supervisor) allUnitsLocked() []*unit {
+	if len(s.instances) == 0 {
+		return slices.Clone(s.units)
+	}
+	out := make([]*unit, 0, len(s.units)+len(s.instances))
+	placed := map[*unit]bool{}
+	for _, u := range s.units {
+		out = append(out, u)
+		for _, in := range s.instances {
+			if in.instanceOf == u.name {
+				out = append(out, in)
+				placed[in] = true
+			}
+		}
+	}
+	for _, in := range s.instances {
+		if !placed[in] { // its server left the config; it is stopping
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 func (s *Supervisor) lookup(name string) (*unit, error) {
@@ -186,21 +235,7 @@ func (u *unit) startableLocked() error {
 
 // Start starts a stopped server, or one that gave up (crash-looping, failed,
 // in backoff: at once). It returns before the server is up; watch Changes.
-func (s *Supervisor) Start(name string) error {
-	u, err := s.lookup(name)
-	if err != nil {
-		return err
-	}
-	u.mu.Lock()
-	if err := u.startableLocked(); err != nil {
-		u.mu.Unlock()
-		return err
-	}
-	u.want, u.userStart = true, true
-	u.mu.Unlock()
-	u.poke()
-	return nil
-}
+func (s *Supervisor) Start(name string) error { return s.start(name, false) }
 
 // Stop stops a server (and everything it started) and keeps it stopped.
 func (s *Supervisor) Stop(name string) error {
@@ -208,28 +243,35 @@ func (s *Supervisor) Stop(name string) error {
 	if err != nil {
 		return err
 	}
-	u.mu.Lock()
-	u.want, u.stopReason = false, "stopped by request"
-	u.mu.Unlock()
-	u.poke()
+	u.command(func() {
+		u.want, u.stopReason = false, "stopped by request"
+		u.userStopped, u.idleStopped = true, false
+	})
 	return nil
 }
 
 // Restart stops a server if it runs and starts it again, forgetting its
 // crash history.
-func (s *Supervisor) Restart(name string) error {
+func (s *Supervisor) Restart(name string) error { return s.start(name, true) }
+
+// start is a person's Start (or Restart): it counts as a use, and undoes
+// a stop by request or by idle_stop.
+func (s *Supervisor) start(name string, restart bool) error {
 	u, err := s.lookup(name)
 	if err != nil {
 		return err
 	}
 	u.mu.Lock()
-	if err := u.startableLocked(); err != nil {
-		u.mu.Unlock()
+	err = u.startableLocked()
+	u.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	u.want, u.userStart, u.restart = true, true, true
-	u.mu.Unlock()
-	u.poke()
+	now := s.opts.Clock.Now()
+	u.command(func() {
+		u.want, u.userStart, u.restart = true, true, u.restart || restart
+		u.userStopped, u.idleStopped, u.lastUse = false, false, now
+	})
 	return nil
 }
 
@@ -239,7 +281,7 @@ func (s *Supervisor) CheckNow(name string) error {
 	var units []*unit
 	if name == "" {
 		s.mu.Lock()
-		units = slices.Clone(s.units)
+		units = s.allUnitsLocked()
 		s.mu.Unlock()
 	} else {
 		u, err := s.lookup(name)
@@ -249,18 +291,17 @@ func (s *Supervisor) CheckNow(name string) error {
 		units = []*unit{u}
 	}
 	for _, u := range units {
-		u.mu.Lock()
-		u.checkNow = true
-		u.mu.Unlock()
-		u.poke()
+		u.command(func() { u.checkNow = true })
 	}
 	return nil
 }
 
 // Reload applies a new list of servers: added ones are created (and started
-// if autostart), removed ones stopped and dropped, changed ones restarted
-// with the new entry, unchanged ones left alone. The snapshot takes the new
-// order.
+// if start = "auto"), removed ones stopped and dropped, changed ones
+// restarted with the new entry, unchanged ones left alone. The snapshot
+// takes the new order. Instances (see [Supervisor.NewInstance]) are not
+// servers of the list: they follow theirs (restarted with its new entry,
+// stopped with it when it is removed).
 func (s *Supervisor) Reload(servers []*registry.Server) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -272,36 +313,58 @@ func (s *Supervisor) Reload(servers []*registry.Server) {
 	for _, srv := range servers {
 		u, ok := old[srv.Name]
 		if !ok {
-			u = newUnit(s, srv)
+			u = newUnit(s, srv, "")
 			next = append(next, u)
 			s.goLocked(u)
 			continue
 		}
 		delete(old, srv.Name)
 		next = append(next, u)
-		u.mu.Lock()
-		same := u.server.Equal(srv)
-		if !same {
-			u.setServerLocked(srv, u.want)
-			u.reconfig = true
-			u.st.Server, u.st.Transport = srv, srv.Transport()
-		} else {
-			// Same content: keep the newer pointer (its Line may differ).
-			u.server, u.st.Server = srv, srv
-		}
-		u.mu.Unlock()
-		if !same {
-			u.poke()
+		u.reconfigure(srv)
+		for _, in := range s.instances {
+			if in.instanceOf == srv.Name {
+				in.reconfigure(instanceEntry(srv, in.name))
+			}
 		}
 	}
 	for _, u := range old {
-		u.mu.Lock()
-		u.quitReason = "removed from the config"
-		u.mu.Unlock()
-		if u.cancel != nil {
-			u.cancel()
+		u.end("removed from the config")
+		for _, in := range s.instances {
+			if in.instanceOf == u.name {
+				in.end("removed from the config")
+			}
 		}
 	}
 	s.units = next
 	s.notify()
+}
+
+// reconfigure gives u a (possibly) new entry: a changed one restarts it.
+func (u *unit) reconfigure(srv *registry.Server) {
+	u.mu.Lock()
+	same := u.server.Equal(srv) && u.server.Name == srv.Name
+	if !same {
+		u.setServerLocked(srv, u.want)
+		u.reconfig = true
+		u.wishGen++
+		u.st.Server, u.st.Transport = srv, srv.Transport()
+	} else {
+		// Same content: keep the newer pointer (its Line may differ).
+		u.server, u.st.Server = srv, srv
+	}
+	u.lifecycleLocked()
+	u.mu.Unlock()
+	if !same {
+		u.poke()
+	}
+}
+
+// end stops u's run for good, saying why.
+func (u *unit) end(reason string) {
+	u.mu.Lock()
+	u.quitReason = reason
+	u.mu.Unlock()
+	if u.cancel != nil {
+		u.cancel()
+	}
 }

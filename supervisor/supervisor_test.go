@@ -300,7 +300,7 @@ func TestReload(t *testing.T) {
 	pa := waitState(t, s, "a", "running", inState(StateRunning)).PID
 	pb := waitState(t, s, "b", "running", inState(StateRunning)).PID
 	pc := waitState(t, s, "c", "running", inState(StateRunning)).PID
-	if st := s.Snapshot().Server("off"); st.State != StateStopped || st.Reason != "autostart is off" {
+	if st := s.Snapshot().Server("off"); st.State != StateStopped || st.Reason != ReasonManual {
 		t.Fatalf("off: %s (%s)", st.State, st.Reason)
 	}
 

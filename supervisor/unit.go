@@ -18,9 +18,12 @@ import (
 type unit struct {
 	sup  *Supervisor
 	name string
-	ring *ring
-	logf *logFile
-	kick chan struct{} // buffer 1: "your wishes changed"
+	// instanceOf is the configured server a per-session instance was made
+	// from ("" for a configured server).
+	instanceOf string
+	ring       *ring
+	logf       *logFile
+	kick       chan struct{} // buffer 1: "your wishes changed"
 
 	cancel context.CancelFunc // ends run; set when run is started (under sup.mu)
 
@@ -34,6 +37,15 @@ type unit struct {
 	reconfig   bool   // the entry changed: end the current process, look again
 	checkNow   bool
 	quitReason string // reason shown when run's context ends
+	// wishGen counts the changes of the wishes; settledGen is the count
+	// run last came to rest on (parked, or stopped), so that Use can tell
+	// a start still to come from one that is over.
+	wishGen, settledGen uint64
+	// Clients (see demand.go).
+	leases      int       // Acquire without Release
+	lastUse     time.Time // last Acquire or Touch, or the last start: what idle_stop counts from
+	idleStopped bool      // stopped by idle_stop; a client's use starts it again
+	userStopped bool      // stopped by Stop; only Start, Restart or a config change starts it
 	// published
 	st ServerState
 
@@ -48,20 +60,26 @@ type unit struct {
 	flapped time.Time // when a recovery was last announced as flapping
 }
 
-func newUnit(sup *Supervisor, srv *registry.Server) *unit {
+// newUnit makes the unit of srv; instanceOf names the configured server
+// of a per-session instance ("" for a configured server).
+func newUnit(sup *Supervisor, srv *registry.Server, instanceOf string) *unit {
 	o := &sup.opts
 	u := &unit{
 		sup:        sup,
 		name:       srv.Name,
+		instanceOf: instanceOf,
 		ring:       newRing(o.LogLimitLines, o.LogLimitBytes),
 		kick:       make(chan struct{}, 1),
 		quitReason: reasonQuit,
+		wishGen:    1, // run has not looked yet
 	}
-	if !o.NoLogFiles {
+	if !o.NoLogFiles && instanceOf == "" {
+		// An instance keeps its stderr in its ring only: instances come
+		// and go with client sessions, and a file each would pile up.
 		u.logf = openLogFile(o.LogDir, srv.Name, o.LogFileMaxBytes)
 	}
 	u.setServerLocked(srv, false)
-	u.st = ServerState{Name: srv.Name, Server: srv, Transport: srv.Transport(), Since: o.Clock.Now()}
+	u.st = ServerState{Name: srv.Name, Server: srv, Transport: srv.Transport(), Since: o.Clock.Now(), InstanceOf: instanceOf}
 	switch {
 	case srv.Invalid != nil:
 		d := diagInvalid(srv.Invalid)
@@ -76,15 +94,47 @@ func newUnit(sup *Supervisor, srv *registry.Server) *unit {
 }
 
 // setServerLocked installs a (new) entry and works out whether to run it: a
-// running server keeps running, a stopped one starts if autostart is on.
+// running server keeps running, a stopped one starts if it starts with the
+// engine (start = "auto", and not stopped by idle_stop). An instance runs
+// for its client whatever the start mode.
 func (u *unit) setServerLocked(srv *registry.Server, wasWanted bool) {
 	u.server = srv
 	runnable := srv.Invalid == nil && !srv.Disabled
-	u.want = runnable && (wasWanted || srv.Autostart)
-	u.stopReason = ReasonNotStarted
-	if !srv.Autostart {
-		u.stopReason = "autostart is off"
+	mode := srv.StartMode()
+	if u.instanceOf != "" {
+		mode = registry.StartAuto
 	}
+	if mode == registry.StartManual {
+		u.idleStopped = false // nothing but a person starts it now
+	}
+	u.userStopped = false
+	u.want = runnable && (wasWanted || mode == registry.StartAuto && !u.idleStopped)
+	switch {
+	case u.idleStopped:
+		// keeps its reason: the next client starts it
+	case mode == registry.StartLazy:
+		u.stopReason = ReasonLazy
+	case mode == registry.StartManual:
+		u.stopReason = ReasonManual
+	default:
+		u.stopReason = ReasonNotStarted
+	}
+}
+
+// command changes the wishes under mu and wakes run.
+func (u *unit) command(f func()) {
+	u.mu.Lock()
+	f()
+	u.wishGen++
+	u.mu.Unlock()
+	u.poke()
+}
+
+// settle records that run came to rest on the wishes of generation gen.
+func (u *unit) settle(gen uint64) {
+	u.mu.Lock()
+	u.settledGen = gen
+	u.mu.Unlock()
 }
 
 func (u *unit) poke() {
@@ -100,12 +150,13 @@ type wishes struct {
 	want, userStart, restart, reconfig bool
 	checkNow                           bool
 	stopReason                         string
+	gen                                uint64
 }
 
 func (u *unit) take() wishes {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	w := wishes{u.server, u.want, u.userStart, u.restart, u.reconfig, u.checkNow, u.stopReason}
+	w := wishes{u.server, u.want, u.userStart, u.restart, u.reconfig, u.checkNow, u.stopReason, u.wishGen}
 	u.userStart, u.restart, u.reconfig, u.checkNow = false, false, false, false
 	return w
 }
@@ -225,6 +276,11 @@ func (u *unit) run(ctx context.Context) {
 	}
 	defer stopBackoff()
 	parked := false // stays as it is until a command or a config change
+	u.mu.Lock()
+	if u.lastUse.IsZero() {
+		u.lastUse = opts.Clock.Now() // idle_stop counts from the engine's start
+	}
+	u.mu.Unlock()
 	for {
 		w := u.take()
 		if w.userStart || w.restart || w.reconfig {
@@ -244,6 +300,7 @@ func (u *unit) run(ctx context.Context) {
 			if st := u.state(); st.Alive() || st == StateBackoff {
 				u.set(StateStopped, reason, nil, func(st *ServerState) { st.PID, st.NextAttempt = 0, time.Time{} })
 			}
+			u.settle(w.gen)
 			return
 		}
 		srv := w.server
@@ -261,10 +318,15 @@ func (u *unit) run(ctx context.Context) {
 		case parked, backoff != nil:
 		case srv.IsRemote() && opts.Checker == nil:
 			u.set(StateStopped, "no health check configured", nil, nil)
+		case u.idleStopIfDue() != "":
+			// Nobody used it while it was down: it stays down (the
+			// next look sets the state) until a client comes.
+			continue
 		default:
 			idle = false
 		}
 		if idle {
+			u.settle(w.gen)
 			var fire <-chan time.Time
 			if backoff != nil {
 				fire = backoff.C()

@@ -31,10 +31,14 @@ func (e *NotReadyError) Unwrap() error {
 	return e.Diagnosis
 }
 
-// Use waits until server name has a live health-check session (it is ready
-// or degraded) and runs fn with it. It fails with a *NotReadyError when the
-// server cannot get there (failed, crash-looping, stopped, or waiting out a
-// backoff after a failed start), and with ctx's error when ctx ends first.
+// Use waits until server name (or an instance, "NAME#2") has a live
+// health-check session (it is ready or degraded) and runs fn with it. It
+// fails with a *NotReadyError when the server cannot get there (failed,
+// crash-looping, stopped, or waiting out a backoff after a failed start),
+// and with ctx's error when ctx ends first. Use does not start a server
+// that waits for a client (start = "lazy", or stopped by idle_stop), nor
+// count as its use: a client calls [Supervisor.Acquire] or
+// [Supervisor.Touch] first.
 //
 // The session stays the unit's: fn must not close it. If the server ends
 // while fn runs (a crash, a stop), the session closes under fn, whose calls
@@ -83,10 +87,13 @@ func (u *unit) unusable() error {
 	return e
 }
 
+// wanted reports whether a stopped u is about to start: it should run and
+// run has not yet come to rest on that wish (as it does when it parks a
+// server that exited, or cannot run).
 func (u *unit) wanted() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.want && u.st.LastExit == nil && u.st.Diagnosis == nil
+	return u.want && u.settledGen != u.wishGen
 }
 
 // liveSessions holds the session of each unit that has one, for Use.

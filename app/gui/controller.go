@@ -71,6 +71,11 @@ type controller struct {
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
 
+	// host is where the servers run; gw is the daemon's gateway by server
+	// name, as last polled (nil when there is none to poll).
+	host engineHost
+	gw   map[string]control.GatewayServer
+
 	// saveMu serialises read-modify-write of the config file.
 	saveMu sync.Mutex
 }
@@ -124,6 +129,11 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 					c.main.log.followScroll()
 					go c.main.log.poll()
 				}
+				if c.main != nil {
+					// The trace is followed while its tab is on screen.
+					c.main.trace.follow(c.main.selected, c.main.tabs.Selected() != nil && c.main.tabs.Selected().Text == "Trace")
+					c.main.trace.flush()
+				}
 			})
 		}
 	}
@@ -132,18 +142,18 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 // apply shows a snapshot everywhere (UI thread).
 func (c *controller) apply(snap supervisor.Snapshot) {
 	c.snap = snap
-	warning, level := engineWarning(c.eng.Status())
+	warning, level := c.host.warning(engineWarning(c.eng.Status()))
 	if desk, ok := c.app.(desktop.App); ok {
 		h := max(aggregate(snap), level)
 		if h != c.trayState {
 			c.trayState = h
 			desk.SetSystemTrayIcon(trayIcon(h))
 		}
-		if tip := trayTooltip(snap, warning); tip != c.trayTip {
+		if tip := c.host.tooltip(trayTooltip(snap, warning)); tip != c.trayTip {
 			c.trayTip = tip
 			setTrayTooltip(tip)
 		}
-		menu := buildTrayMenu(snap, firstLine(warning), c.trayActions())
+		menu := buildTrayMenu(snap, c.clientCounts(), firstLine(warning), c.trayActions())
 		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
 			c.trayMenu = labels
 			desk.SetSystemTrayMenu(menu)
@@ -157,8 +167,9 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 		st := c.eng.Status()
 		problem := st.ConfigProblem
 		st.ConfigProblem = nil
-		w, _ := engineWarning(st)
+		w, _ := c.host.warning(engineWarning(st))
 		c.main.setWarning(w)
+		showText(c.main.hostLine, c.host.line())
 		visible := c.main.config.banner.Visible()
 		c.main.config.Set(problem)
 		if visible != c.main.config.banner.Visible() {
@@ -231,6 +242,7 @@ func (c *controller) trayActions() trayActions {
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,
 		quit:        c.app.Quit,
+		stopAll:     c.stopAllAction(),
 	}
 }
 
@@ -373,6 +385,7 @@ func (c *controller) closeMain() {
 		return
 	}
 	w := c.win
+	c.main.trace.stop()
 	c.win, c.main, c.form = nil, nil, nil
 	w.Close()
 	stopped := c.stopTrials()

@@ -214,7 +214,7 @@ func TestConfigProblemBanner(t *testing.T) {
 		t.Errorf("banner: visible=%v %q, want it to hold %q; warning %q", c.main.config.banner.Visible(), c.main.config.problem.Text, want, c.main.warning.Text)
 	}
 	warning, level := engineWarning(l.Status())
-	menu := buildTrayMenu(l.Snapshot(), firstLine(warning), c.trayActions())
+	menu := buildTrayMenu(l.Snapshot(), nil, firstLine(warning), c.trayActions())
 	if !strings.Contains(menu.Items[0].Label, want) || level != healthWarn {
 		t.Errorf("tray: %q, level %v", menu.Items[0].Label, level)
 	}

@@ -4,6 +4,7 @@ package gui
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image/color"
 	"image/png"
@@ -20,6 +21,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"mcptray/assets"
+	"mcptray/control"
 )
 
 // The end-to-end test runs the real binaries: `mcptray gui` on a config with
@@ -175,6 +177,8 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		cmd.Process.Kill() // no-op once it exited
 		<-exited
 	})
+	sock := filepath.Join(dir, "run", "mcptray", control.SocketName)
+	t.Cleanup(func() { stopDaemon(sock) })
 
 	items := waitMenu(t, pid, "demo ready and quitter failing", func(items []menuItem) bool {
 		_, ready := labelWith(items, "demo: ready, 3 tools")
@@ -234,7 +238,16 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		if time.Now().After(deadline) {
 			t.Fatalf("Restart never took effect: %v", items)
 		}
-		if i, _ = labelWith(items, "demo: "); i < 0 || i+1 >= len(items) || items[i+1].label != "Restart" {
+		// A menu read while the app sets a new one can come back partial:
+		// read it again.
+		for i, _ = labelWith(items, "demo: "); i < 0 || i+1 >= len(items); i, _ = labelWith(items, "demo: ") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no demo in the tray menu: %v", items)
+			}
+			time.Sleep(100 * time.Millisecond)
+			items, _ = trayMenu(pid)
+		}
+		if items[i+1].label != "Restart" {
 			t.Fatalf("demo's submenu: %v", items)
 		}
 	}
@@ -249,31 +262,27 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 	if d := os.Getenv("MCPTRAY_SCREENSHOTS"); d != "" {
 		shot = filepath.Join(d, "main-window.png")
 	}
-	var id string
-	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		out, _ := exec.Command("xwininfo", "-root", "-tree").Output()
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, `"mcptray"`) {
-				id = strings.Fields(line)[0]
-				break
-			}
-		}
-	}
-	if id == "" {
-		t.Fatal("no mcptray window on the display")
-	}
-	time.Sleep(500 * time.Millisecond) // let it paint
-	if out, err := exec.Command("import", "-window", id, shot).CombinedOutput(); err != nil {
-		t.Fatalf("screenshot: %v: %s", err, out)
-	}
-	if fi, err := os.Stat(shot); err != nil || fi.Size() < 10_000 {
-		t.Errorf("screenshot %s looks empty: %v", shot, err)
-	}
+	id := mainWindowID(t)
+	screenshot(t, id, shot)
 
 	driveKeyboard(t, pid, id)
 
-	// Find the demo server's pid before quitting, to check it is gone after.
-	demoPids := childPids(pid)
+	// The servers are the daemon's the app started: Quit leaves them.
+	dc, err := control.Dial(context.Background(), &control.ClientOptions{Socket: sock})
+	if err != nil {
+		t.Fatalf("no daemon answers after the app started: %v\n%s", err, stderr.String())
+	}
+	// Its one child is the daemon it started (in a session of its own).
+	if kids := childPids(pid); len(kids) > 1 || len(kids) == 1 && kids[0] != dc.Info().PID {
+		t.Errorf("the app has child processes %v besides the daemon %d: servers run in it", kids, dc.Info().PID)
+	}
+	snap, _ := dc.FetchSnapshot(context.Background())
+	var demoPids []int
+	for _, s := range snap.Servers {
+		if s.PID > 0 {
+			demoPids = append(demoPids, s.PID)
+		}
+	}
 	items, _ = trayMenu(pid)
 	q, ok := labelWith(items, "Quit")
 	if !ok {
@@ -291,9 +300,55 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		t.Fatalf("Quit did not end the app\n%s", stderr.String())
 	}
 	for _, p := range demoPids {
-		if syscall.Kill(p, 0) == nil {
-			t.Errorf("server process %d survived Quit", p)
+		if !alive(p) {
+			t.Errorf("server process %d ended with the app's Quit", p)
 		}
+	}
+	if _, err := control.Dial(context.Background(), &control.ClientOptions{Socket: sock}); err != nil {
+		t.Errorf("the daemon did not outlive Quit: %v", err)
+	}
+}
+
+// stopDaemon stops the daemon on socket sock, if one answers.
+func stopDaemon(sock string) {
+	c, err := control.Dial(context.Background(), &control.ClientOptions{Socket: sock})
+	if err != nil {
+		return
+	}
+	pid := c.Info().PID
+	c.Shutdown(context.Background())
+	for deadline := time.Now().Add(20 * time.Second); alive(pid); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+// mainWindowID finds the app's main window on the display.
+func mainWindowID(t *testing.T) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out, _ := exec.Command("xwininfo", "-root", "-tree").Output()
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, `"mcptray"`) {
+				return strings.Fields(line)[0]
+			}
+		}
+	}
+	t.Fatal("no mcptray window on the display")
+	return ""
+}
+
+// screenshot takes a picture of window id as the display shows it.
+func screenshot(t *testing.T, id, path string) {
+	t.Helper()
+	time.Sleep(500 * time.Millisecond) // let it paint
+	if out, err := exec.Command("import", "-window", id, path).CombinedOutput(); err != nil {
+		t.Fatalf("screenshot: %v: %s", err, out)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() < 10_000 {
+		t.Errorf("screenshot %s looks empty: %v", path, err)
 	}
 }
 
@@ -446,4 +501,15 @@ func childPids(pid int) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// alive says whether process pid runs (a zombie, left to a reaper that
+// has not come by yet, does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

@@ -63,6 +63,9 @@ type serverForm struct {
 	// dropped is the url (or command) of an entry that had both, which
 	// saving drops.
 	dropped [2]string
+	// loaded is the entry the form was filled from: what the form does not
+	// show of it (start = "lazy", idle_stop, share) is saved as it was.
+	loaded *registry.Server
 
 	// taken holds the names of the other servers in the config.
 	taken []string
@@ -233,7 +236,8 @@ func (f *serverForm) load(s *registry.Server) {
 		f.transport.SetSelected(transportChoices[0])
 	}
 	f.headers.SetText(joinPairs(s.Headers, ": "))
-	f.autostart.SetChecked(s.Autostart)
+	f.loaded = s
+	f.autostart.SetChecked(s.StartMode() == registry.StartAuto)
 	f.restart.SetSelected(string(s.RestartPolicy()))
 	f.disabled.SetChecked(s.Disabled)
 	f.dropped = [2]string{}
@@ -285,6 +289,17 @@ func (f *serverForm) server() (*registry.Server, map[string][]string) {
 	}
 	if f.restart.Selected != string(registry.RestartOnFailure) {
 		s.Restart = registry.RestartPolicy(f.restart.Selected)
+	}
+	if l := f.loaded; l != nil {
+		// "Start with mcptray" is start = "auto"; unchecked, a lazy or
+		// manual entry stays as it was, spelled as it was.
+		s.IdleStop, s.Unshared = l.IdleStop, l.Unshared
+		switch {
+		case s.Autostart && l.Start != "":
+			s.Start = registry.StartAuto
+		case !s.Autostart && l.StartMode() != registry.StartAuto:
+			s.Start = l.Start
+		}
 	}
 	pairs := func(key, text, sep string) map[string]string {
 		m := map[string]string{}

@@ -221,7 +221,7 @@ func TestWarningsShow(t *testing.T) {
 	if got := dotColor(demo); got != dotColor(&supervisor.ServerState{State: supervisor.StateStarting}) {
 		t.Errorf("dot %v, want amber", got)
 	}
-	menu := buildTrayMenu(snap, "", trayActions{})
+	menu := buildTrayMenu(snap, nil, "", trayActions{})
 	if l := menu.Items[2].Label; !strings.Contains(l, "warning: stdout-noise") { // after the summary line
 		t.Errorf("tray line %q does not name the warning", l)
 	}
@@ -275,7 +275,7 @@ func TestTrayMenu(t *testing.T) {
 		quit:        func() { got = append(got, "quit") },
 	}
 	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
-	menu := buildTrayMenu(sampleSnapshot(), "", act)
+	menu := buildTrayMenu(sampleSnapshot(), nil, "", act)
 	var labels []string
 	for _, it := range menu.Items {
 		labels = append(labels, it.Label)
@@ -507,6 +507,31 @@ func TestServerFormValidatesAsYouType(t *testing.T) {
 }
 
 // An entry with both a command and a url says so, and what saving drops.
+// What the form does not show of an entry (start = "lazy", idle_stop,
+// share = false) is saved as it was; checking "Start with mcptray" makes
+// it start = "auto".
+func TestServerFormKeepsLifecycle(t *testing.T) {
+	test.NewTempApp(t)
+	lazy := &registry.Server{Name: "browser", Command: "npx", Start: registry.StartLazy, IdleStop: 10 * time.Minute, Unshared: true}
+	f := newServerForm(lazy, nil)
+	if f.autostart.Checked {
+		t.Error("a lazy server shows as starting with mcptray")
+	}
+	f.description.SetText("a browser")
+	s, _ := f.server()
+	if s.StartMode() != registry.StartLazy || s.IdleStop != 10*time.Minute || !s.Unshared || s.Description != "a browser" {
+		t.Errorf("edited lazy server = %+v", s)
+	}
+	f.autostart.SetChecked(true)
+	if s, _ := f.server(); s.StartMode() != registry.StartAuto || s.IdleStop != 10*time.Minute {
+		t.Errorf("checked: %+v", s)
+	}
+	old := newServerForm(&registry.Server{Name: "old", Command: "x"}, nil) // autostart = false
+	if s, _ := old.server(); s.StartMode() != registry.StartManual || s.Start != "" {
+		t.Errorf("autostart = false entry: %+v", s)
+	}
+}
+
 func TestServerFormWithCommandAndURL(t *testing.T) {
 	test.NewTempApp(t)
 	f := newServerForm(&registry.Server{Name: "both", Command: "npx", URL: "https://example.com/mcp"}, nil)
@@ -683,7 +708,7 @@ func TestStaleDaemonIsShown(t *testing.T) {
 		t.Errorf("warning: visible=%v %q", c.main.warning.Visible(), c.main.warning.Text)
 	}
 	warning, level := engineWarning(eng.Status())
-	menu := buildTrayMenu(eng.Snapshot(), warning, c.trayActions())
+	menu := buildTrayMenu(eng.Snapshot(), nil, warning, c.trayActions())
 	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled || level != healthError {
 		t.Errorf("tray's first item: %+v (level %v)", menu.Items[0], level)
 	}

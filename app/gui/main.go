@@ -54,8 +54,10 @@ func Main(args []string, env *app.Env) int {
 	return runGUI(ctx, env, *cfgPath, *hide)
 }
 
-// runGUI runs the desktop app until Quit (or SIGINT/SIGTERM), then stops
-// every server the engine started.
+// runGUI runs the desktop app until Quit (or SIGINT/SIGTERM). The servers
+// run in this user's daemon, started when none runs, and keep serving the
+// AI clients after Quit; only when no daemon can be had do they run here,
+// and stop with the app.
 func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	cfg, err := app.LoadConfig(env, cfgFlag, false)
 	var broken *registry.SyntaxError
@@ -69,11 +71,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
 		return 2
 	}
-	eng, run, err := newGUIEngine(ctx, env, cfg)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
-		return 1
-	}
+	eng, run, host := newGUIEngine(ctx, env, cfgFlag, cfg)
 	// The app lives in the tray all day: collect its garbage sooner (the
 	// heap it keeps is about 30 MB with 20 servers; by default it grows to
 	// twice that between collections). The collector's CPU stays near 0 %.
@@ -95,6 +93,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		cfgPath = cfg.Path
 	}
 	c := newController(a, eng, cfgPath, env)
+	c.host = host
 	if broken != nil {
 		// Have the engine read the file: it reports where it breaks, and
 		// the window's banner shows it.
@@ -104,6 +103,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	bg, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { c.watch(bg, 250*time.Millisecond) })
+	wg.Go(func() { c.followGateway(bg, gatewayPoll) })
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():

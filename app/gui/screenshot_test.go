@@ -30,7 +30,7 @@ func TestScreenshotTrayMenu(t *testing.T) {
 	a.Settings().SetTheme(darkTheme{theme.DefaultTheme()})
 	copyClients = func() [][2]string { return [][2]string{{"cursor", "Cursor"}} }
 	noop := func(string) {}
-	menu := buildTrayMenu(sampleSnapshot(), "", trayActions{restart: noop, showDetails: noop, viewLog: noop,
+	menu := buildTrayMenu(sampleSnapshot(), nil, "", trayActions{restart: noop, showDetails: noop, viewLog: noop,
 		startStop: func(string, bool) {}, copyConfig: func(string, string) {}, openMain: func() {}, checkAll: func() {}, reload: func() {}, quit: func() {}})
 
 	var icons []fyne.CanvasObject

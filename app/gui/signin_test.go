@@ -46,7 +46,7 @@ func TestSignInFromTheApp(t *testing.T) {
 			Fix: "Sign in: run `mcptray auth login prot` (or use Sign in in the app)."}})
 	eng := newFakeEngine(snap)
 
-	menu := buildTrayMenu(snap, "", trayActions{signIn: func(string) {}})
+	menu := buildTrayMenu(snap, nil, "", trayActions{signIn: func(string) {}})
 	item := func(prefix string) *fyne.MenuItem {
 		for _, it := range menu.Items {
 			if strings.HasPrefix(it.Label, prefix) {

@@ -134,3 +134,28 @@ func TestLogViewFollowsWrapsAndAsks(t *testing.T) {
 		t.Errorf("the filter stays for another server: %q", lv.search.Text)
 	}
 }
+
+// The tray counts each server's client sessions after its state, and,
+// attached to a daemon, ends with both ways out.
+func TestTrayCountsClients(t *testing.T) {
+	test.NewTempApp(t)
+	var stopped bool
+	menu := buildTrayMenu(sampleSnapshot(), map[string]int{"demo": 3, "idle": 1}, "", trayActions{stopAll: func() { stopped = true }})
+	labels := map[string]bool{}
+	for _, it := range menu.Items {
+		labels[it.Label] = true
+	}
+	for _, want := range []string{"demo: ready, 3 clients, 3 tools, probe 3.0 ms", "idle: stopped", "github: crash-looping, exit 1, 5 restarts"} {
+		if !labels[want] {
+			t.Errorf("no tray line %q in %v", want, labels)
+		}
+	}
+	n := len(menu.Items)
+	if menu.Items[n-2].Label != "Stop all servers and quit" || menu.Items[n-1].Label != "Quit (servers keep running for your AI clients)" || !menu.Items[n-1].IsQuit {
+		t.Errorf("the menu ends %q, %q", menu.Items[n-2].Label, menu.Items[n-1].Label)
+	}
+	menu.Items[n-2].Action()
+	if !stopped {
+		t.Error("Stop all servers and quit did nothing")
+	}
+}

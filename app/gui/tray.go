@@ -24,6 +24,9 @@ type trayActions struct {
 	checkAll    func()
 	reload      func()
 	quit        func()
+	// stopAll stops the daemon's servers and quits; nil when the servers
+	// run in this app (then Quit stops them).
+	stopAll func()
 }
 
 // copyClients lists the AI clients offered under "Copy config for"
@@ -32,9 +35,10 @@ var copyClients = func() [][2]string { return nil }
 
 // buildTrayMenu renders a snapshot as the tray menu: a warning first when
 // the engine cannot be reached, the count summary, then one item per server
-// (failing ones first) with its state in words and a submenu of actions,
-// then the app's own items and Quit.
-func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *fyne.Menu {
+// (failing ones first) with its state in words, its client sessions
+// (clients, by server name) and a submenu of actions, then the app's own
+// items and Quit.
+func buildTrayMenu(snap supervisor.Snapshot, clients map[string]int, warning string, act trayActions) *fyne.Menu {
 	var items []*fyne.MenuItem
 	if warning != "" {
 		w := fyne.NewMenuItem(warning, nil)
@@ -49,6 +53,13 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 	for _, i := range problemsFirst(snap) {
 		s := &snap.Servers[i]
 		name := s.Name
+		if n, ok := clients[name]; ok {
+			// The gateway's count of sessions, polled: the one the
+			// Clients tab lists.
+			st := *s
+			st.Clients = n
+			s = &st
+		}
 		item := fyne.NewMenuItem(app.Summary(s), func() { act.showDetails(name) })
 		var sub []*fyne.MenuItem
 		if needsSignIn(s) && act.signIn != nil {
@@ -91,8 +102,11 @@ func buildTrayMenu(snap supervisor.Snapshot, warning string, act trayActions) *f
 		fyne.NewMenuItem("Check all now", act.checkAll),
 		fyne.NewMenuItem("Reload config", act.reload),
 		fyne.NewMenuItemSeparator(),
-		quitItem(act.quit),
 	)
+	if act.stopAll != nil {
+		items = append(items, fyne.NewMenuItem("Stop all servers and quit", act.stopAll))
+	}
+	items = append(items, quitItem(act.quit, act.stopAll != nil))
 	return fyne.NewMenu("mcptray", items...)
 }
 
@@ -117,11 +131,17 @@ func trayTooltip(snap supervisor.Snapshot, warning string) string {
 	return strings.Join(append(lines, failing...), "\n")
 }
 
-// quitItem is the tray's Quit, which ends the app (and with it every server
-// it started). Fyne adds a Quit of its own only on a menu's second render,
-// and binds actions before that, so each new menu carries its own.
-func quitItem(quit func()) *fyne.MenuItem {
-	q := fyne.NewMenuItem("Quit", quit)
+// quitItem is the tray's Quit, which ends the app: with the servers in the
+// daemon (keep) they go on serving the AI clients, and the label says so;
+// otherwise they stop with the app. Fyne adds a Quit of its own only on a
+// menu's second render, and binds actions before that, so each new menu
+// carries its own.
+func quitItem(quit func(), keep bool) *fyne.MenuItem {
+	label := "Quit"
+	if keep {
+		label = "Quit (servers keep running for your AI clients)"
+	}
+	q := fyne.NewMenuItem(label, quit)
 	q.IsQuit = true
 	return q
 }

@@ -235,9 +235,9 @@ func TestRunToolsFromTheWindow(t *testing.T) {
 	if len(recs) != 5 || recs[0].name != "echo" || !recs[0].good {
 		t.Fatalf("history: %d calls, first %+v", len(recs), recs[0])
 	}
-	m.showTab("History")
-	if n := len(m.history.rows.Objects); n != 5 || m.tabs.Items[historyTab].Text != "History (5)" {
-		t.Errorf("history tab: %d rows, title %q", n, m.tabs.Items[historyTab].Text)
+	m.history.acc.Open(0)
+	if n := len(m.history.rows.Objects); n != 5 || m.history.item.Title != "History (5)" {
+		t.Errorf("history: %d rows, title %q", n, m.history.item.Title)
 	}
 	m.rerun(recs[1]) // get-sum 2+3
 	wait()

@@ -412,12 +412,14 @@ func (p *promptPanel) start() {
 	})
 }
 
-// historyView is the History tab: the selected server's calls from the
-// window, newest first, each with Re-run.
+// historyView is History, under the Tools tab's list (it folds away): the
+// selected server's calls from the window, newest first, each with Re-run.
 type historyView struct {
 	m       *mainWindow
 	rows    *fyne.Container
 	empty   *widget.Label
+	item    *widget.AccordionItem
+	acc     *widget.Accordion
 	content fyne.CanvasObject
 }
 
@@ -426,7 +428,11 @@ func newHistoryView(m *mainWindow) *historyView {
 	h.empty = widget.NewLabel("No calls yet. Run a tool, read a resource or get a prompt: each call shows here, to run again.")
 	h.empty.Wrapping = fyne.TextWrapWord
 	h.empty.Importance = widget.LowImportance
-	h.content = container.NewVScroll(container.NewVBox(h.empty, h.rows))
+	scroll := container.NewVScroll(container.NewVBox(h.empty, h.rows))
+	scroll.SetMinSize(fyne.NewSize(0, 160))
+	h.item = widget.NewAccordionItem("History", scroll)
+	h.acc = widget.NewAccordion(h.item)
+	h.content = h.acc
 	return h
 }
 
@@ -454,9 +460,9 @@ func (h *historyView) show() {
 	if len(recs) > 0 {
 		title = fmt.Sprintf("History (%d)", len(recs))
 	}
-	if t := h.m.tabs.Items[historyTab]; t.Text != title {
-		t.Text = title
-		h.m.tabs.Refresh()
+	if h.item.Title != title {
+		h.item.Title = title
+		h.acc.Refresh()
 	}
 }
 

@@ -67,16 +67,17 @@ type mainWindow struct {
 	log        *logView
 	chart      *latencyChart
 	chartStats *widget.Label
+	clients    *clientsView
+	clientsTab *container.TabItem
+	trace      *traceView
 	tabs       *container.AppTabs
 	warning    *widget.Label // shown while the engine cannot be reached
 	checkBtn   *widget.Button
 	checkLine  *widget.Label // how the last Check all went
+	hostLine   *widget.Label // where the servers run
 	config     *configBar
 	content    fyne.CanvasObject
 }
-
-// historyTab is the index of the History tab.
-const historyTab = 7
 
 // overviewRows are the Overview tab's fields, in order.
 var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Connect latency", "Probe latency"}
@@ -137,16 +138,21 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.chart = newLatencyChart()
 	m.chartStats = widget.NewLabel("")
 	latency := container.NewBorder(nil, m.chartStats, nil, nil, m.chart)
+	m.clients = newClientsView()
+	m.clientsTab = container.NewTabItem("Clients", m.clients.content)
+	src, _ := c.eng.(gatewaySource)
+	m.trace = newTraceView(m, src)
 
 	m.tabs = container.NewAppTabs(
 		container.NewTabItem("Overview", overview),
-		container.NewTabItem("Tools", m.tools.content),
+		container.NewTabItem("Tools", container.NewBorder(nil, m.history.content, nil, nil, m.tools.content)),
 		container.NewTabItem("Resources", m.resources.content),
 		container.NewTabItem("Templates", m.templates.content),
 		container.NewTabItem("Prompts", m.prompts.content),
 		container.NewTabItem("Log", m.log.content),
 		container.NewTabItem("Latency", latency),
-		container.NewTabItem("History", m.history.content),
+		m.clientsTab,
+		container.NewTabItem("Trace", m.trace.content),
 	)
 
 	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
@@ -175,7 +181,11 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.warning.Wrapping = fyne.TextWrapWord
 	m.warning.Hide()
 	m.config = newConfigBar(c)
-	m.content = container.NewBorder(container.NewVBox(m.warning, m.config.banner), container.NewVBox(widget.NewSeparator(), m.config.footer), nil, nil, split)
+	m.hostLine = widget.NewLabel("")
+	m.hostLine.Importance = widget.LowImportance
+	m.hostLine.Truncation = fyne.TextTruncateEllipsis
+	m.hostLine.Hide()
+	m.content = container.NewBorder(container.NewVBox(m.warning, m.config.banner), container.NewVBox(widget.NewSeparator(), m.config.footer, m.hostLine), nil, nil, split)
 	m.showDetails(nil)
 	return m
 }
@@ -284,6 +294,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		m.chartStats.SetText("")
 		m.report, m.reportOwner = nil, ""
 		m.setCatalogs(&healthcheck.Report{}, false)
+		m.showClients("")
 		return
 	}
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
@@ -373,6 +384,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		set("Connect latency", "")
 	}
 	m.chart.SetSamples(p.Recent, p.P95)
+	m.showClients(s.Name)
 
 	if d, warns := s.Diagnosis, s.Warnings; d != nil || len(warns) > 0 {
 		var b strings.Builder

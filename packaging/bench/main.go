@@ -55,6 +55,8 @@ func main() {
 	headless := flag.String("headless", "", "the headless build (-tags nogui) to measure call with too (\"\": not measured)")
 	callOnly := flag.Bool("call-only", false, "measure only the call rows")
 	memWait := flag.Duration("mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
+	gatewayOnly := flag.Bool("gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
+	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
 	flag.Parse()
 
 	abs, err := filepath.Abs(*bin)
@@ -70,6 +72,18 @@ func main() {
 	fifty := writeConfig(dir, "fifty.toml", demoServers(*bin, 50))
 	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
 
+	everything := filepath.Join(*servers, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if !exists(everything) {
+		everything = ""
+	}
+	if *gatewayOnly {
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+			os.Exit(1)
+		}
+		return
+	}
 	if *memOnly {
 		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 		fmt.Println("|---|---|---|---|---|")
@@ -120,9 +134,8 @@ func main() {
 	a, b = pair(*runs, env, checkFifty, checkOne)
 	row("check, 50 demo servers vs 1", a, b, 2)
 
-	everything := filepath.Join(*servers, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	inspector := filepath.Join(*servers, ".bin", "mcp-inspector")
-	if exists(everything) && exists(inspector) {
+	if everything != "" && exists(inspector) {
 		ev := writeConfig(dir, "everything.toml", fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
 		n := max(*runs/3, 3)
 		a, b = pair(n, env, []string{*bin, "check", "--config", ev},
@@ -141,6 +154,9 @@ func main() {
 	fmt.Printf("| small notifications through the stdio wire vs a bare go-sdk IOTransport, same server | %.0fk/s at %.0f%% CPU | %.1fk/s at %.0f%% CPU | %.0fx | %s |\n",
 		wire.perSec/1e3, wire.cpu*100, sdk.perSec/1e3, sdk.cpu*100, wire.perSec/sdk.perSec, t)
 
+	if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+		failed = true
+	}
 	if *gui {
 		guiBench(*bin, dir, env, *rssWait)
 		memoryBench(*bin, dir, env, *memWait)

@@ -55,5 +55,10 @@ click 150 144; click 380 116; shot failing.png
 click 150 231; click 848 116 2; shot log.png
 click 908 116 3; shot latency.png
 kill -INT "$pid"; wait "$pid" || true
+# The app started the daemon, which outlives it: stop it too.
+kill -TERM "$(sed -n 's/.*, pid \([0-9]*\), .*/\1/p' "$XDG_RUNTIME_DIR/mcptray/daemon.log" | head -1)" 2>/dev/null || true
+# The Clients and Trace tabs of a server with three AI clients connected
+# through `mcptray connect` (the end-to-end test drives the real binaries).
+MCPTRAY_SCREENSHOTS=$out go test -count=1 -run 'TestTrayClientsEndToEnd' ./app/gui >/dev/null
 # The tray menu, drawn from the same builder by Fyne's software painter.
 MCPTRAY_SCREENSHOTS=$out go test -count=1 -run 'TestScreenshotTrayMenu|TestScreenshotMainWindow' ./app/gui >/dev/null

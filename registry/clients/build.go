@@ -218,6 +218,9 @@ func (c *Client) buildWith(servers []*registry.Server, o *Options, mask bool, ex
 
 func (b *builder) one(src *registry.Server) (*built, error) {
 	c, o := b.c, b.o
+	if o.Gateway != nil {
+		return b.throughGateway(src), nil
+	}
 	s := src.Clone()
 	bs := &built{name: s.Name, srv: s}
 	done := map[int]bool{} // args already converted (bridged header values)

@@ -232,6 +232,10 @@ type Options struct {
 	// Secret reads a ${keyring:NAME} secret when secrets are revealed (no
 	// client can read mcptray's keyring); nil: such references are hidden.
 	Secret registry.SecretFunc
+	// Gateway, when set, writes every entry through mcptray (see
+	// [Gateway]); nil writes direct entries, which run or reach the server
+	// without mcptray.
+	Gateway *Gateway
 }
 
 func (o *Options) withDefaults() *Options {

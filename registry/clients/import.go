@@ -31,8 +31,28 @@ type rawEntry struct {
 
 // Import reads a client's file (data; file is used in messages) and turns
 // its entries into servers: the client's secret syntax back into
-// ${env:VAR}, the mcp-remote bridge back into a remote server.
+// ${env:VAR}, the mcp-remote bridge back into a remote server. Entries that
+// go through mcptray (`mcptray connect NAME`, the local endpoint's URL) are
+// servers.toml's own: they are skipped, with a warning.
 func (c *Client) Import(file string, data []byte, opts *Options) (*Imported, error) {
+	im, err := c.importAll(file, data, opts)
+	if err != nil {
+		return nil, err
+	}
+	servers := im.Servers[:0]
+	for _, s := range im.Servers {
+		if r := RouteOf(s); r != RouteDirect {
+			im.Warnings = append(im.Warnings, fmt.Sprintf("%s: entry %q goes through mcptray (%s): skipped, it is a server of mcptray's already", file, s.Name, commandLine(s, false)))
+			continue
+		}
+		servers = append(servers, s)
+	}
+	im.Servers = servers
+	return im, nil
+}
+
+// importAll is Import keeping the entries that go through mcptray.
+func (c *Client) importAll(file string, data []byte, opts *Options) (*Imported, error) {
 	o := opts.withDefaults()
 	if o.Scope == "" {
 		o.Scope = c.scopes[0]

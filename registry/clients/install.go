@@ -2,6 +2,7 @@ package clients
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -20,6 +21,9 @@ type Change struct {
 	Existed  bool
 	// Added, Updated, Removed, Unchanged name the entries by outcome.
 	Added, Updated, Removed, Unchanged []string
+	// Switched are the updated entries whose route changes: a direct entry
+	// now through mcptray, or the reverse.
+	Switched []Switch
 	// Backup is the copy of the old file written beside it ("" when none).
 	Backup string
 	// Warnings and Notes as in [Result].
@@ -45,6 +49,21 @@ func (ch *Change) Diff() string {
 		return d
 	}
 	return registry.MaskSecrets(d, ch.secrets)
+}
+
+// SwitchLines says, one line per entry, which entries change route ("files:
+// direct entry (npx -y pkg) → through mcptray (mcptray connect files)"),
+// secrets masked as in Diff.
+func (ch *Change) SwitchLines() []string {
+	var out []string
+	for _, sw := range ch.Switched {
+		l := sw.String()
+		if !ch.reveal {
+			l = registry.MaskSecrets(l, ch.secrets)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // managedKeys are the entry keys mcptray writes for this client; on update,
@@ -87,7 +106,7 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 		return nil, err
 	}
 	existing := map[string]*registry.Server{}
-	if im, err := c.Import(file, src, o); err == nil {
+	if im, err := c.importAll(file, src, o); err == nil {
 		for _, s := range im.Servers {
 			existing[s.Name] = s
 		}
@@ -148,6 +167,16 @@ func (c *Client) Merge(file string, src []byte, servers []*registry.Server, opts
 		cur = src
 	}
 	ch.New = cur
+	for _, s := range bs {
+		old := existing[s.name]
+		if old == nil || !slices.Contains(ch.Updated, s.name) {
+			continue
+		}
+		if from, to := RouteOf(old), RouteOf(s.srv); from != to {
+			ch.Switched = append(ch.Switched, Switch{Name: s.name, From: from, To: to,
+				Was: commandLine(old, o.RevealSecrets), Is: commandLine(s.srv, o.RevealSecrets)})
+		}
+	}
 	ch.secrets = append(append(b.secrets, c.fileSecrets(file, src, o)...), c.fileSecrets(file, cur, o)...)
 	ch.Warnings, ch.Notes = b.warnings, b.notes
 	if c.Unverified != "" {

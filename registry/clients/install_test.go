@@ -112,6 +112,16 @@ mcpServers:
 `,
 }
 
+// checkLinesKept: every line of a text-format fixture is still in got.
+func checkLinesKept(t *testing.T, fixture string, got []byte) {
+	t.Helper()
+	for _, line := range strings.Split(fixture, "\n") {
+		if !strings.Contains(string(got), line) {
+			t.Errorf("line %q lost:\n%s", line, got)
+		}
+	}
+}
+
 func installOpts() *Options {
 	o := goldenOpts("linux")
 	return o
@@ -162,12 +172,7 @@ func TestInstallKeepsEverythingElse(t *testing.T) {
 				t.Errorf("diff shows a literal secret:\n%s", ch.Diff())
 			}
 			if c.Format != FormatYAML {
-				// Text formats: every line of the fixture is still there.
-				for _, line := range strings.Split(fixture, "\n") {
-					if !strings.Contains(string(got), line) {
-						t.Errorf("line %q lost:\n%s", line, got)
-					}
-				}
+				checkLinesKept(t, fixture, got)
 			} else if id == "goose" && !strings.Contains(string(got), "# my comment") || id == "continue" && !strings.Contains(string(got), "provider: anthropic") {
 				t.Errorf("comment or key lost:\n%s", got)
 			}

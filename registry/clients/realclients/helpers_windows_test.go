@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -19,4 +20,10 @@ func killGroup(cmd *exec.Cmd) {
 	if err := exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(cmd.Process.Pid)).Run(); err != nil {
 		_ = cmd.Process.Kill()
 	}
+}
+
+// endProcess ends process pid and its tree (Windows has no SIGTERM) and
+// reports whether that worked.
+func endProcess(pid int, _ time.Duration) bool {
+	return exec.Command("taskkill", "/T", "/F", "/PID", strconv.Itoa(pid)).Run() == nil
 }

@@ -160,15 +160,17 @@ func names(servers []server) []string {
 // home is a throwaway home folder with a project folder in it, where one
 // client and mcptray run as a new user's would.
 type home struct {
-	t       *testing.T
-	f       *fixture
-	c       *client
-	dir     string
-	proj    string
-	cfg     string // servers.toml
-	probe   string // where the probe server records its environment
-	auth    *authProxy
-	servers []server
+	t     *testing.T
+	f     *fixture
+	c     *client
+	dir   string
+	proj  string
+	cfg   string // servers.toml
+	probe string // where the probe server records its environment
+	// extraEnv is added to env.
+	extraEnv []string
+	auth     *authProxy
+	servers  []server
 }
 
 func (f *fixture) newHome(t *testing.T, c *client) *home {
@@ -217,6 +219,7 @@ func (h *home) env(secrets bool) []string {
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}
+	env = append(env, h.extraEnv...)
 	if secrets {
 		env = append(env, keyVar+"="+h.f.key, tokenVar+"="+h.f.token)
 	}
@@ -747,6 +750,7 @@ func TestRealClients(t *testing.T) {
 				t.Run("install", func(t *testing.T) { testInstall(t, f, c) })
 				t.Run("export-cli", func(t *testing.T) { testExportCLI(t, f, c) })
 				t.Run("client-adds-import", func(t *testing.T) { testClientAddsImport(t, f, c) })
+				t.Run("through-mcptray", func(t *testing.T) { testThroughMcptray(t, f, c) })
 			})
 		})
 	}
@@ -758,8 +762,8 @@ func TestRealClients(t *testing.T) {
 // connects to each with references resolved.
 func testInstall(t *testing.T, f *fixture, c *client) {
 	h := f.newHome(t, c)
-	_, warnings := h.mcptray("install", "--client", c.id, "--config", h.cfg)
-	t.Logf("mcptray install --client %s: stderr:\n%s", c.id, warnings)
+	_, warnings := h.mcptray("install", "--direct", "--client", c.id, "--config", h.cfg)
+	t.Logf("mcptray install --direct --client %s: stderr:\n%s", c.id, warnings)
 	h.checkAll(h.entries(names(h.servers)), warnings)
 	h.checkResolved(true)
 }
@@ -769,8 +773,8 @@ func testInstall(t *testing.T, f *fixture, c *client) {
 // the client made of them.
 func testExportCLI(t *testing.T, f *fixture, c *client) {
 	h := f.newHome(t, c)
-	out, warnings := h.mcptray("export", "--client", c.id, "--format", "cli", "--config", h.cfg)
-	t.Logf("mcptray export --client %s --format cli:\n%sstderr:\n%s", c.id, out, warnings)
+	out, warnings := h.mcptray("export", "--direct", "--client", c.id, "--format", "cli", "--config", h.cfg)
+	t.Logf("mcptray export --direct --client %s --format cli:\n%sstderr:\n%s", c.id, out, warnings)
 	if strings.Contains(out, mask) {
 		t.Errorf("the printed commands hold the mask %s where a value goes: a person running them stores the bullets", mask)
 	}
@@ -922,12 +926,12 @@ func testClientAddsImport(t *testing.T, f *fixture, c *client) {
 	// Install twice, uninstall: the client's own file comes back byte for
 	// byte (it holds literal secrets now, which no diff may show).
 	before := readFile(t, file)
-	h.mcptray("install", "--client", c.id, "--config", h.cfg)
+	h.mcptray("install", "--direct", "--client", c.id, "--config", h.cfg)
 	once := readFile(t, file)
 	if bytes.Equal(once, before) {
 		t.Fatalf("install changed nothing in %s", file)
 	}
-	out, _ = h.mcptray("install", "--client", c.id, "--config", h.cfg)
+	out, _ = h.mcptray("install", "--direct", "--client", c.id, "--config", h.cfg)
 	if !strings.Contains(out, "nothing to change") {
 		t.Errorf("second install:\n%s", out)
 	}
