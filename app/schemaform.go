@@ -330,34 +330,11 @@ func (f *Field) CheckValue(v any) error {
 }
 
 func decodeFieldJSON(text string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := healthcheck.DecodeJSON(text)
+	if err != nil {
 		return nil, fmt.Errorf("not JSON: %v", err)
 	}
-	if dec.More() {
-		return nil, errors.New("more than one JSON value")
-	}
-	return numbersAsFloat(v), nil
-}
-
-// numbersAsFloat makes json.Numbers float64, as encoding/json decodes them.
-func numbersAsFloat(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbersAsFloat(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbersAsFloat(e)
-		}
-	}
-	return v
+	return v, nil
 }
 
 // Text is a value as it is typed into the field (to fill a form again).
