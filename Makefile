@@ -90,7 +90,7 @@ package: deps-build
 bench: deps-test deps-npm build
 	$(GO) build -o bin/mcptray-bench ./packaging/bench
 	xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
-	  bin/mcptray-bench -mcptray $(BIN) -servers .testservers/node_modules $(BENCHFLAGS)
+	  bin/mcptray-bench -mcptray $(BIN) -headless $(HEADLESS_BIN) -servers .testservers/node_modules $(BENCHFLAGS)
 
 deps-build:
 	@./packaging/ensure-deps.sh build

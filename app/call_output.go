@@ -26,6 +26,18 @@ type saver struct {
 // save writes data and returns what to print: the file's path, or why it
 // could not be saved.
 func (s *saver) save(data []byte, mimeType string) string {
+	path, err := s.write(data, mimeType)
+	if err != nil {
+		if s.err == nil {
+			s.err = fmt.Errorf("saving content: %w", err)
+		}
+		return "not saved: " + err.Error()
+	}
+	return "saved to " + path
+}
+
+// write writes data to the next free name and returns its path.
+func (s *saver) write(data []byte, mimeType string) (string, error) {
 	ext := extension(mimeType)
 	for {
 		s.n++
@@ -44,12 +56,9 @@ func (s *saver) save(data []byte, mimeType string) string {
 			}
 		}
 		if err != nil {
-			if s.err == nil {
-				s.err = fmt.Errorf("saving content: %w", err)
-			}
-			return "not saved: " + err.Error()
+			return "", err
 		}
-		return "saved to " + path
+		return path, nil
 	}
 }
 
@@ -108,7 +117,7 @@ func newProgressLine(w io.Writer) *progressLine {
 }
 
 func (p *progressLine) show(n *mcp.ProgressNotificationParams) {
-	text := progressText(n)
+	text := ProgressText(n)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.tty {
@@ -119,7 +128,9 @@ func (p *progressLine) show(n *mcp.ProgressNotificationParams) {
 	p.shown = true
 }
 
-func progressText(n *mcp.ProgressNotificationParams) string {
+// ProgressText is a progress notification in one line: a bar when the
+// total is known, then the message.
+func ProgressText(n *mcp.ProgressNotificationParams) string {
 	var b strings.Builder
 	if n.Total > 0 {
 		const width = 20

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -100,6 +101,14 @@ func run(ctx context.Context, args []string, env *Env) int {
 		return 0
 	case "-v", "--version":
 		args = []string{"version"}
+	}
+	if args[0] != "gui" {
+		// The desktop build's toolkit locks main to the main thread as it
+		// initialises (its event loop must run there). A command does not
+		// need that, and a locked goroutine that blocks wakes by a hand-off
+		// to its own thread each time. (No lock, as in the headless build:
+		// a no-op.)
+		runtime.UnlockOSThread()
 	}
 	return dispatch(ctx, nil, commands, args, env, global)
 }

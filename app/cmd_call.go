@@ -73,6 +73,7 @@ tool, arguments that do not fit the schema).
 --json prints the result as the server sent it.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, true)
+			o.skip = healthcheck.ListResources | healthcheck.ListPrompts
 			var kv repeated
 			fs.Var(&kv, "arg", "an argument, key=value, typed by the input schema (repeatable)")
 			return func(ctx context.Context, env *Env, args []string) error {
@@ -115,6 +116,7 @@ folder) whose names are printed. --json prints the result as sent.
 ` + targetHelp,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, false)
+			o.skip = healthcheck.ListAll
 			return func(ctx context.Context, env *Env, args []string) error {
 				return o.run(ctx, env, args, 1, 1, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
 					res, err := sess.ReadResource(ctx, pos[0])
@@ -148,6 +150,7 @@ is sent. --json prints the result as sent.
 ` + targetHelp,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, false)
+			o.skip = healthcheck.ListTools | healthcheck.ListResources
 			var kv repeated
 			fs.Var(&kv, "arg", "an argument, key=value (repeatable)")
 			return func(ctx context.Context, env *Env, args []string) error {
@@ -200,6 +203,7 @@ key=value passes arguments already chosen (repeatable).
 ` + targetHelp,
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			o := addCallFlags(fs, false)
+			o.skip = healthcheck.ListAll
 			prompt := fs.String("prompt", "", "the prompt whose argument to complete")
 			resource := fs.String("resource", "", "the resource template whose argument to complete")
 			var known repeated
@@ -261,6 +265,10 @@ type callOpts struct {
 	headers  repeated
 	envs     repeated
 	roots    repeated
+
+	// skip names the lists the command does not need read before it asks
+	// (a call needs the tools, to check its arguments; a read, nothing).
+	skip healthcheck.Lists
 
 	progress *progressLine // set by run
 }
@@ -336,9 +344,7 @@ func (o *callOpts) callTarget(env *Env, args []string) (*registry.Config, *regis
 	if err != nil {
 		return nil, nil, nil, usagef("%v", err)
 	}
-	srv := sel[0].Clone()
-	srv.Start, srv.Autostart, srv.Disabled = registry.StartAuto, true, false
-	return cfg, srv, args[1:], nil
+	return cfg, sel[0], args[1:], nil
 }
 
 // settings is the config's [settings] when --config is given, else none.
@@ -383,7 +389,7 @@ func (o *callOpts) run(ctx context.Context, env *Env, args []string, minPos, max
 	asker := newElicitor(env, *o.elicit)
 	handlers := &healthcheck.ClientHandlers{
 		Progress:            o.progress.show,
-		Log:                 func(p *mcp.LoggingMessageParams) { o.progress.above(logLine(p)) },
+		Log:                 func(p *mcp.LoggingMessageParams) { o.progress.above(LogLine(p)) },
 		Elicit:              asker.elicit,
 		ElicitationComplete: asker.completed,
 		Sample:              sampler(env, *o.sampling),
@@ -429,35 +435,14 @@ func canSignIn(env *Env) bool {
 // session runs srv on an engine of its own, waits for its session, runs fn
 // with it and stops the server.
 func (o *callOpts) session(ctx context.Context, env *Env, cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers, pos []string, fn func(context.Context, *healthcheck.Session, []string) error) error {
-	opts := terminalEngineOptions(cfg)
-	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
-	opts.ProbeInterval = 24 * time.Hour // a probe is no use to one call
-	if limit := *o.timeout; opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
-		opts.StartupTimeout = limit
-	}
-	hc := opts.Checker.(*healthChecker)
-	hc.opts.Client = handlers
-	sup := supervisor.New([]*registry.Server{srv}, opts)
 	// The engine outlives ctx: after Ctrl-C the request is cancelled
 	// first, and only then the server stopped.
-	engCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = sup.Run(engCtx)
-	}()
-	defer func() {
-		stop()
-		<-done
-	}()
+	trial := startTrial(terminalEngineOptions(cfg), srv, handlers, *o.timeout, o.skip)
+	defer trial.Close()
 	used := false
-	err := sup.Use(ctx, srv.Name, func(ctx context.Context, s supervisor.Session) error {
+	err := trial.Use(ctx, func(ctx context.Context, s *healthcheck.Session) error {
 		used = true
-		hs, ok := s.(*healthcheck.Session)
-		if !ok {
-			return fmt.Errorf("the engine's session to %s is not a health-check session", srv.Name)
-		}
-		return fn(ctx, hs, pos)
+		return fn(ctx, s, pos)
 	})
 	o.progress.done()
 	var nr *supervisor.NotReadyError
@@ -611,8 +596,8 @@ func byteCount(n int) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// logLine is a server's log message as one stderr line.
-func logLine(p *mcp.LoggingMessageParams) string {
+// LogLine is a server's log message as one stderr line.
+func LogLine(p *mcp.LoggingMessageParams) string {
 	data, ok := p.Data.(string)
 	if !ok {
 		b, _ := json.Marshal(p.Data)

@@ -164,23 +164,19 @@ func (e *elicitor) askForm(ctx context.Context, message string, schema *healthch
 	return &mcp.ElicitResult{Action: "decline"}, nil
 }
 
-// choice is one value of an enum, with its title.
-type choice struct {
-	value any
-	title string
-}
-
-func choicesOf(p *jsonschema.Schema) []choice {
-	var out []choice
+// choicesOf is the values a schema allows, when it lists them: an enum
+// (titled by enumNames), or alternatives of one const each.
+func choicesOf(p *jsonschema.Schema) []Choice {
+	var out []Choice
 	if len(p.Enum) > 0 {
 		var names []any
 		if p.Extra != nil {
 			names, _ = p.Extra["enumNames"].([]any)
 		}
 		for i, v := range p.Enum {
-			c := choice{value: v, title: fmt.Sprint(v)}
+			c := Choice{Value: v, Title: fmt.Sprint(v)}
 			if i < len(names) {
-				c.title = fmt.Sprintf("%v (%v)", names[i], v)
+				c.Title = fmt.Sprintf("%v (%v)", names[i], v)
 			}
 			out = append(out, c)
 		}
@@ -196,7 +192,7 @@ func choicesOf(p *jsonschema.Schema) []choice {
 			if a.Title != "" {
 				t = fmt.Sprintf("%s (%v)", a.Title, *a.Const)
 			}
-			out = append(out, choice{value: *a.Const, title: t})
+			out = append(out, Choice{Value: *a.Const, Title: t})
 		}
 	}
 	return out
@@ -225,7 +221,7 @@ func (e *elicitor) askField(ctx context.Context, name string, p *jsonschema.Sche
 		choices = choicesOf(p.Items)
 	}
 	for i, c := range choices {
-		fmt.Fprintf(w, "  %d) %s\n", i+1, VisibleLine(c.title))
+		fmt.Fprintf(w, "  %d) %s\n", i+1, VisibleLine(c.Title))
 	}
 	var hint []string
 	switch {
@@ -308,14 +304,14 @@ func defaultText(v any) string {
 }
 
 // fieldValue reads an answer as the field's type.
-func fieldValue(p *jsonschema.Schema, ans string, choices []choice, multi bool) (any, error) {
+func fieldValue(p *jsonschema.Schema, ans string, choices []Choice, multi bool) (any, error) {
 	pick := func(s string) (any, error) {
 		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(choices) {
-			return choices[n-1].value, nil
+			return choices[n-1].Value, nil
 		}
 		for _, c := range choices {
-			if fmt.Sprint(c.value) == s {
-				return c.value, nil
+			if fmt.Sprint(c.Value) == s {
+				return c.Value, nil
 			}
 		}
 		return nil, fmt.Errorf("%q is not one of the choices", s)

@@ -367,7 +367,7 @@ func typedValue(p *jsonschema.Schema, text string) (any, error) {
 			}
 			return nil, nil
 		case "array":
-			if v, err := decodeJSON(text); err == nil {
+			if v, err := DecodeJSON(text); err == nil {
 				return v, nil
 			}
 			if p.Items != nil && slices.ContainsFunc(schemaTypes(p.Items), func(t string) bool { return t == "object" || t == "array" }) {
@@ -386,7 +386,7 @@ func typedValue(p *jsonschema.Schema, text string) (any, error) {
 			}
 			return out, nil
 		case "object":
-			v, err := decodeJSON(text)
+			v, err := DecodeJSON(text)
 			if err != nil {
 				return nil, fmt.Errorf("wants a JSON object: %v", err)
 			}
@@ -394,13 +394,15 @@ func typedValue(p *jsonschema.Schema, text string) (any, error) {
 		}
 	}
 	// No single type: JSON when it is JSON (and a type allows it), else text.
-	if v, err := decodeJSON(text); err == nil && (len(types) == 0 || slices.ContainsFunc(types, func(t string) bool { return hasType(v, t) })) {
+	if v, err := DecodeJSON(text); err == nil && (len(types) == 0 || slices.ContainsFunc(types, func(t string) bool { return hasType(v, t) })) {
 		return v, nil
 	}
 	return text, nil
 }
 
-func decodeJSON(text string) (any, error) {
+// DecodeJSON reads one JSON value, its numbers as float64 (as
+// encoding/json decodes them, and the validator expects).
+func DecodeJSON(text string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var v any

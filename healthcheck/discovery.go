@@ -12,7 +12,18 @@ import (
 // maxPages stops a server that hands out cursors forever.
 const maxPages = 1000
 
-// discover lists what the server declared, every page. The lists go out
+// Lists are lists discovery reads (see [Options.Skip]).
+type Lists uint8
+
+const (
+	ListTools     Lists = 1 << iota
+	ListResources       // resources and resource templates
+	ListPrompts
+	ListAll = ListTools | ListResources | ListPrompts
+)
+
+// discover lists what the server declared (but what Options.Skip names),
+// every page. The lists go out
 // at once (JSON-RPC allows requests in flight together), so discovery costs
 // one round trip rather than four. A failing list is a list-failed diagnosis
 // (the server is degraded), not an error.
@@ -29,7 +40,8 @@ func (s *Session) discover(ctx context.Context) error {
 		page func(cursor string) (next string, err error)
 	}
 	var lists []list
-	if caps.Tools != nil {
+	want := func(l Lists) bool { return s.opts.Skip&l == 0 }
+	if caps.Tools != nil && want(ListTools) {
 		lists = append(lists, list{"tools", func(cur string) (string, error) {
 			res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cur})
 			if err != nil {
@@ -38,12 +50,16 @@ func (s *Session) discover(ctx context.Context) error {
 			for _, t := range res.Tools {
 				s.tools[t.Name] = t
 				schema, _ := json.Marshal(t.InputSchema)
-				r.Tools = append(r.Tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
+				tool := Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, Annotations: t.Annotations}
+				if t.OutputSchema != nil {
+					tool.OutputSchema, _ = json.Marshal(t.OutputSchema)
+				}
+				r.Tools = append(r.Tools, tool)
 			}
 			return res.NextCursor, nil
 		}})
 	}
-	if caps.Resources != nil {
+	if caps.Resources != nil && want(ListResources) {
 		lists = append(lists, list{"resources", func(cur string) (string, error) {
 			res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cur})
 			if err != nil {
@@ -64,7 +80,7 @@ func (s *Session) discover(ctx context.Context) error {
 			return res.NextCursor, nil
 		}})
 	}
-	if caps.Prompts != nil {
+	if caps.Prompts != nil && want(ListPrompts) {
 		lists = append(lists, list{"prompts", func(cur string) (string, error) {
 			res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cur})
 			if err != nil {

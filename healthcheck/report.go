@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Era is the protocol generation a server speaks.
@@ -38,6 +40,12 @@ type Tool struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// OutputSchema is the schema of the tool's structuredContent, when
+	// it declares one.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are the tool's hints (read-only, destructive,
+	// idempotent, open-world) as declared; nil when it declares none.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 }
 
 // Resource is one resource the server offers.

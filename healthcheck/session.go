@@ -75,6 +75,10 @@ type Options struct {
 	// Trace, when set, receives every request, result and notification
 	// the session exchanges with the server.
 	Trace Tracer
+	// Skip names the lists discovery does not read, of those the server
+	// declares (zero: it reads them all). A call needs only the tools; a
+	// read, none.
+	Skip Lists
 	// PreferLegacy speaks the initialize era (2025-11-25 and older) to a
 	// server, without trying server/discover first. The gateway's sessions
 	// do: that is the era today's clients speak, and a server that speaks

@@ -428,3 +428,37 @@ func BenchmarkProbe(b *testing.B) {
 		})
 	}
 }
+
+// TestDiscoverSkips: a session for one call lists only what the call
+// needs; the tools it lists still check the call's arguments.
+func TestDiscoverSkips(t *testing.T) {
+	p := startHelper(t, "demo")
+	s, err := Connect(ctxTimeout(t, 20*time.Second), p.target("demo", ""), &Options{Skip: ListResources | ListPrompts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.Report()
+	if len(r.Tools) != 3 || len(r.Resources) != 0 || len(r.Prompts) != 0 {
+		t.Errorf("listed %d tools, %d resources, %d prompts; want the 3 tools only", len(r.Tools), len(r.Resources), len(r.Prompts))
+	}
+	var ae *ArgsError
+	if _, err := s.CallTool(ctxTimeout(t, 5*time.Second), "add", map[string]any{"a": "two", "b": 3.0}); !errors.As(err, &ae) || ae.Field != "a" {
+		t.Errorf("add with a string: %v, want an ArgsError for a", err)
+	}
+	res, err := s.CallTool(ctxTimeout(t, 5*time.Second), "add", map[string]any{"a": 2.0, "b": 3.0})
+	if err != nil || res.IsError || res.OutputError != nil {
+		t.Fatalf("add: %+v, %v", res, err)
+	}
+	s2, err := Connect(ctxTimeout(t, 20*time.Second), startHelper(t, "demo").target("demo", ""), &Options{Skip: ListAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if r := s2.Report(); len(r.Tools)+len(r.Resources)+len(r.Prompts) != 0 {
+		t.Errorf("Skip: ListAll listed %+v", r)
+	}
+	if _, err := s2.ReadResource(ctxTimeout(t, 5*time.Second), "demo://readme"); err != nil {
+		t.Errorf("read with nothing listed: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -341,8 +342,17 @@ func TestKilledSupervisorLeftovers(t *testing.T) {
 	if n := len(marked(liveMark)); n != 3 {
 		t.Errorf("the live supervisor's servers were touched: %d of 3 left", n)
 	}
-	recs, _ = filepath.Glob(filepath.Join(procDir, "*"))
-	if len(recs) != 1 || !strings.HasPrefix(filepath.Base(recs[0]), strconv.Itoa(live.Process.Pid)+"-") {
+	// The cleaner removes the dead one's record once it has reaped what
+	// it killed, a moment after they stopped running.
+	onlyLive := func() bool {
+		recs, _ = filepath.Glob(filepath.Join(procDir, "*"))
+		return len(recs) == 1 && strings.HasPrefix(filepath.Base(recs[0]), strconv.Itoa(live.Process.Pid)+"-")
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for !onlyLive() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !onlyLive() {
 		t.Errorf("record files after the cleanup: %v", recs)
 	}
 	// The second one killed too: a third supervisor ends its leftovers.
@@ -434,4 +444,127 @@ func recordedFamily(t *testing.T, dir string, owner int, server string, n int) b
 		}
 	}
 	return false
+}
+
+// TestStopReadsProcAsNeeded: ending a server that leaves nothing behind
+// reads all of /proc twice: before its stdin closes, and as it dies; what
+// comes after (looking for an heir that serves in its place, killing what
+// is left) finds the family gone without reading it again. Each read costs tens of microseconds for every
+// process on the machine.
+func TestStopReadsProcAsNeeded(t *testing.T) {
+	cmd := exec.Command("cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f := newFamily(cmd.Process.Pid, spawnIDVar+"=stop-test", nil, nil, nil)
+	before := procTableReads.Load()
+	f.refresh() // as a stop begins
+	stdin.Close()
+	f.awaitLeader()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("cat: %v", err)
+	}
+	f.leaderReaped()
+	if _, followed := f.followHeirs(func(int) {}); followed {
+		t.Error("cat has an heir")
+	}
+	if n := f.killAll(); n != 0 {
+		t.Errorf("%d members left", n)
+	}
+	if n := procTableReads.Load() - before; n != 2 {
+		t.Errorf("/proc read %d times to end a server with no descendants, want 2", n)
+	}
+	f.killAll()
+	if n := procTableReads.Load() - before; n != 2 {
+		t.Errorf("a family that is gone read /proc again: %d reads", n)
+	}
+}
+
+// TestSubtreeWalk: walking the children files finds what reading all of
+// /proc finds below this process: a child, its child, and an orphan of it
+// that re-parented here (the subreaper).
+func TestSubtreeWalk(t *testing.T) {
+	becomeSubreaper()
+	if !subreaper {
+		t.Skip("not a subreaper on this kernel")
+	}
+	if _, ok := childrenOf(os.Getpid()); !ok {
+		t.Skip("this kernel lists no children files (CONFIG_PROC_CHILDREN)")
+	}
+	// sh starts a sleep, and a subshell that starts one and exits: that
+	// sleep is an orphan, re-parented to this process.
+	cmd := exec.Command("sh", "-c", "sleep 30 & (sleep 30 &); echo started; wait")
+	cmd.SysProcAttr = sysProcAttr()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			z := zombieChildren()
+			for _, pid := range z {
+				var ws syscall.WaitStatus
+				syscall.Wait4(pid, &ws, 0, nil) // the orphans re-parented here
+			}
+			if len(z) == 0 && len(pgroup(cmd.Process.Pid)) == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	bufio.NewReader(out).ReadString('\n')
+	me := os.Getpid()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		full := readProcTable()
+		want := belowIn(full, me, cmd.Process.Pid)
+		walked, ok := readSubtree(me)
+		if !ok {
+			t.Fatal("readSubtree failed where children files exist")
+		}
+		got := belowIn(walked, me, cmd.Process.Pid)
+		orphaned := slices.ContainsFunc(want, func(pid int) bool { return pid != cmd.Process.Pid && full.procs[pid].ppid == me })
+		if len(want) == 3 && orphaned && slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("below this process: the walk found %v, /proc %v (orphan re-parented: %v)", got, want, orphaned)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// belowIn lists the live processes of group pgid that descend from root in
+// table t, sorted.
+func belowIn(t *procTable, root, pgid int) []int {
+	var pids []int
+	for pid, s := range t.subtree(root) {
+		if pid != root && s.pgid == pgid && !s.zombie() {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids
+}
+
+// pgroup lists the live processes of a process group.
+func pgroup(pgid int) []int {
+	var pids []int
+	for pid, s := range readProcTable().procs {
+		if s.pgid == pgid && !s.zombie() {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

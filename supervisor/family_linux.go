@@ -66,9 +66,15 @@ type family struct {
 	pipes       [3]uint64 // inodes of the stdin, stdout and stderr pipes
 	self        int
 
-	mu     sync.Mutex     // guards the fields below
-	reaped bool           // the leader's Wait returned: its pid may be reused
-	known  map[int]uint64 // members seen alive: pid → start time
+	mu     sync.Mutex // guards the fields below
+	reaped bool       // the leader's Wait returned: its pid may be reused
+	exited bool       // the leader is dead (a zombie until reaped)
+	// gone: once the leader was dead, a deep look found no member, live
+	// or dead, and nothing it could not tell apart. Nothing is left that
+	// could start a member, so every later look would find none: they
+	// are skipped (each reads all of /proc).
+	gone  bool
+	known map[int]uint64 // members seen alive: pid → start time
 	// ids are the process groups and sessions members were seen in: the
 	// middle process of a double fork, dead before it was seen, is the
 	// session of the daemon it left.
@@ -113,6 +119,11 @@ func newFamily(leader int, token string, stdin, stdout, stderr *os.File) *family
 func (f *family) awaitLeader() {
 	for {
 		err := unix.Waitid(unix.P_PID, f.leader, nil, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			f.mu.Lock()
+			f.exited = true
+			f.mu.Unlock()
+		}
 		if err != syscall.EINTR {
 			break
 		}
@@ -139,10 +150,21 @@ const (
 // look takes a census and remembers the members seen.
 func (f *family) look(kind int) census {
 	heirs, deep := kind == lookHeirs, kind != lookShallow
-	t := readProcTable()
+	c := census{live: map[int]procStat{}, holds: map[int]uint8{}}
+	f.mu.Lock()
+	gone := f.gone
+	f.mu.Unlock()
+	if gone {
+		return c
+	}
+	t := f.table()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := census{live: map[int]procStat{}, holds: map[int]uint8{}}
+	defer func() {
+		if deep && (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 {
+			f.gone = true
+		}
+	}()
 	selfPgid, selfSid := unix.Getpgrp(), 0
 	if sid, err := unix.Getsid(0); err == nil {
 		selfSid = sid
@@ -170,7 +192,8 @@ func (f *family) look(kind int) census {
 		// otherwise for a moment (during an exec the files of a process
 		// can belong to root).
 		ours := subreaper || t.mine[pid]
-		if deep && ours && s.zombie() && s.start >= f.leaderStart {
+		deadLeader := pid == f.leader && s.start == f.leaderStart && f.exited
+		if deep && ours && s.zombie() && s.start >= f.leaderStart && !deadLeader {
 			// Exiting, or dead before it was seen: it may have handed the
 			// pipes to a child that /proc was read too early to list.
 			c.unsure++
@@ -332,6 +355,18 @@ func (f *family) killAll() int {
 		time.Sleep(wait)
 		wait = min(2*wait, 50*time.Millisecond)
 	}
+}
+
+// table is what a census looks at. A subreaper's family descends from it
+// (an orphan re-parents to it), so its own subtree is all there is to read
+// where the kernel lists each process's children; else all of /proc.
+func (f *family) table() *procTable {
+	if subreaper {
+		if t, ok := readSubtree(f.self); ok {
+			return t
+		}
+	}
+	return readProcTable()
 }
 
 // refresh takes a cheap census and reports whether it found members not

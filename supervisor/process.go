@@ -202,9 +202,8 @@ func (p *process) waitExit(clock Clock, d time.Duration) bool {
 // stop ends the process and everything it started: close stdin (the MCP way
 // to ask a stdio server to exit), wait grace, terminate the group, wait
 // killGrace, kill the group. It returns once the process is reaped and its
-// group is gone (bounded).
+// group is gone (bounded). The caller has called stopping.
 func (p *process) stop(clock Clock, grace, killGrace time.Duration) {
-	p.stopping()
 	p.stdin.Close()
 	if !p.waitExit(clock, grace) {
 		p.group.terminate(p.fam.groupPid())

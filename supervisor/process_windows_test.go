@@ -70,6 +70,7 @@ func TestJobHoldsWhatCmdStarts(t *testing.T) {
 	if in == 0 {
 		t.Error("the grandchild escaped the job")
 	}
+	p.stopping()
 	p.stop(realClock{}, 2*time.Second, 2*time.Second)
 	if ev, _ := windows.WaitForSingleObject(h, 10_000); ev != windows.WAIT_OBJECT_0 {
 		t.Error("the grandchild outlived the stop")

@@ -2,10 +2,15 @@ package supervisor
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // procStat is what /proc/PID/stat says about a process.
@@ -19,29 +24,30 @@ func (s procStat) zombie() bool { return s.state == 'Z' || s.state == 'X' }
 
 // readStat reads /proc/PID/stat.
 func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	return parseStat(pid, b)
+	s, _, ok := readStatOwner(pid)
+	return s, ok
 }
 
 // readStatOwner reads /proc/PID/stat and the uid that owns it (the
-// process's effective uid).
+// process's effective uid). It calls the system directly: a census reads
+// this file for every process on the machine, and an *os.File costs two
+// system calls more each time (the poller's, and a finalizer).
 func readStatOwner(pid int) (procStat, uint32, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return procStat{}, 0, false
 	}
-	defer f.Close()
+	defer unix.Close(fd)
 	var owner uint32 = ^uint32(0)
-	if fi, err := f.Stat(); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			owner = st.Uid
-		}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		owner = st.Uid
 	}
 	var buf [1024]byte
-	n, _ := f.Read(buf[:])
+	n, err := unix.Read(fd, buf[:])
+	if err != nil || n <= 0 {
+		return procStat{}, 0, false
+	}
 	s, ok := parseStat(pid, buf[:n])
 	return s, owner, ok
 }
@@ -80,7 +86,13 @@ type procTable struct {
 	kids  map[int][]int // ppid → pids
 }
 
+// procTableReads counts the process tables read for a family's census
+// (tests count them: each costs tens of microseconds a process read).
+var procTableReads atomic.Int64
+
+// readProcTable reads every process in /proc.
 func readProcTable() *procTable {
+	procTableReads.Add(1)
 	t := &procTable{procs: map[int]procStat{}, mine: map[int]bool{}, kids: map[int][]int{}}
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -103,6 +115,94 @@ func readProcTable() *procTable {
 		t.mine[pid] = owner == uid
 	}
 	return t
+}
+
+// readSubtree reads root and the processes that descend from it, walking
+// each thread's /proc/PID/task/TID/children (every process on the machine
+// is not read, only these): ok is false when the kernel has no such files
+// (CONFIG_PROC_CHILDREN), and then nothing is read. The walk is no more one
+// atomic picture than a read of /proc: a process whose parent exits while
+// it is walked re-parents to root (a subreaper), so root's children are
+// read again at the end until they stay the same.
+func readSubtree(root int) (t *procTable, ok bool) {
+	kids, ok := childrenOf(root)
+	if !ok {
+		return nil, false
+	}
+	procTableReads.Add(1)
+	t = &procTable{procs: map[int]procStat{}, mine: map[int]bool{}, kids: map[int][]int{}}
+	if s, ok := readStat(root); ok {
+		t.procs[root] = s
+	}
+	walk := func(kids []int) {
+		queue := slices.Clone(kids)
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			if _, seen := t.procs[pid]; seen {
+				continue
+			}
+			s, ok := readStat(pid)
+			if !ok {
+				continue // gone
+			}
+			t.procs[pid] = s
+			t.mine[pid] = true // a subreaper's descendant is its user's
+			t.kids[s.ppid] = append(t.kids[s.ppid], pid)
+			more, _ := childrenOf(pid)
+			queue = append(queue, more...)
+		}
+	}
+	walk(kids)
+	for range 5 {
+		again, _ := childrenOf(root)
+		if !slices.ContainsFunc(again, func(pid int) bool { _, seen := t.procs[pid]; return !seen }) {
+			break
+		}
+		walk(again)
+	}
+	return t, true
+}
+
+// childrenOf lists pid's children, from the children file of each of its
+// threads; ok is false when the kernel has no such files. A process that
+// is gone has none.
+func childrenOf(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, true // gone (or a zombie: no threads left)
+	}
+	tids, _ := d.Readdirnames(-1)
+	d.Close()
+	var buf [4096]byte
+	for _, tid := range tids {
+		fd, err := unix.Open(dir+"/"+tid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			if _, serr := os.Stat(dir + "/" + tid); serr == nil {
+				return nil, false // the thread is there, its children file is not
+			}
+			continue // the thread ended
+		}
+		if err != nil {
+			continue
+		}
+		var data []byte
+		for {
+			n, err := unix.Read(fd, buf[:])
+			if n <= 0 || err != nil {
+				break
+			}
+			data = append(data, buf[:n]...)
+		}
+		unix.Close(fd)
+		for _, f := range strings.Fields(string(data)) {
+			if k, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, k)
+			}
+		}
+	}
+	return kids, true
 }
 
 // spread adds to set the descendants of its members that keep accepts

@@ -19,6 +19,7 @@ import (
 // catalogItem is one tool, resource, template or prompt as the catalog shows
 // it: a title, a one-line summary, and the full detail when selected.
 type catalogItem struct {
+	key                    string // the name or URI it is known by
 	title, summary, detail string
 }
 
@@ -33,10 +34,16 @@ type catalogView struct {
 	detail  *widget.Label
 	count   *widget.Label
 	content fyne.CanvasObject
+	// panel holds what panelFor makes for the selected item (a form and
+	// a button that calls the server), above the detail (panelFirst) or
+	// below it.
+	panel    *fyne.Container
+	panelFor func(i int) fyne.CanvasObject
+	selected widget.ListItemID // the selected row, -1 for none
 }
 
-func newCatalogView(what string) *catalogView {
-	c := &catalogView{what: what}
+func newCatalogView(what string, panelFor func(int) fyne.CanvasObject, panelFirst bool) *catalogView {
+	c := &catalogView{what: what, panelFor: panelFor, panel: container.NewVBox()}
 	c.search = widget.NewEntry()
 	c.search.SetPlaceHolder("Search " + what)
 	c.search.OnChanged = func(string) { c.refilter() }
@@ -58,9 +65,20 @@ func newCatalogView(what string) *catalogView {
 			box.Objects[0].(*widget.Label).SetText(it.title)
 			setSubtitle(box.Objects[1].(*widget.RichText), it.summary)
 		})
+	c.selected = -1
+	c.list.OnUnselected = func(widget.ListItemID) { c.selected = -1 }
 	c.list.OnSelected = func(id widget.ListItemID) {
-		if id < len(c.shown) {
-			c.detail.SetText(c.items[c.shown[id]].detail)
+		if id >= len(c.shown) {
+			return
+		}
+		c.selected = id
+		c.detail.SetText(c.items[c.shown[id]].detail)
+		if c.panelFor != nil {
+			c.panel.Objects = nil
+			if p := c.panelFor(c.shown[id]); p != nil {
+				c.panel.Objects = []fyne.CanvasObject{p}
+			}
+			c.panel.Refresh()
 		}
 	}
 	c.detail = widget.NewLabel("")
@@ -68,20 +86,53 @@ func newCatalogView(what string) *catalogView {
 	c.detail.TextStyle.Monospace = true
 	c.count = widget.NewLabel("")
 	c.count.Importance = widget.LowImportance
-	split := container.NewHSplit(c.list, container.NewVScroll(c.detail))
+	right := container.NewVBox(c.detail, c.panel)
+	if panelFirst {
+		right = container.NewVBox(c.panel, c.detail)
+	}
+	split := container.NewHSplit(c.list, container.NewVScroll(container.NewPadded(right)))
 	split.Offset = 0.4
+	if panelFor != nil {
+		split.Offset = 0.3 // room for the form
+	}
 	c.content = container.NewBorder(container.NewBorder(nil, nil, nil, c.count, c.search), nil, nil, nil, split)
 	return c
 }
 
-// SetItems replaces the items (UI thread), keeping the search text.
-func (c *catalogView) SetItems(items []catalogItem) {
+// SetItems replaces the items (UI thread), keeping the search text, and
+// the selection when keep is set and the selected item is still there.
+func (c *catalogView) SetItems(items []catalogItem, keep bool) {
+	selected := ""
+	if id := c.selected; id >= 0 && id < len(c.shown) && keep {
+		selected = c.items[c.shown[id]].key
+	}
 	// shown indexes the old items: empty it before anything redraws.
 	c.shown = c.shown[:0]
 	c.items = items
 	c.list.UnselectAll()
 	c.detail.SetText("")
+	c.panel.Objects = nil
+	c.panel.Refresh()
 	c.refilter()
+	if selected != "" {
+		c.selectKey(selected)
+	}
+}
+
+// selectKey selects the item known by key, clearing the search if it
+// hides it; false when there is none.
+func (c *catalogView) selectKey(key string) bool {
+	i := slices.IndexFunc(c.items, func(it catalogItem) bool { return it.key == key })
+	if i < 0 {
+		return false
+	}
+	if !slices.Contains(c.shown, i) {
+		c.search.SetText("")
+	}
+	id := slices.Index(c.shown, i)
+	c.list.Select(id)
+	c.list.ScrollTo(id)
+	return true
 }
 
 func (c *catalogView) refilter() {
@@ -103,16 +154,23 @@ func (c *catalogView) refilter() {
 	}
 }
 
-func toolItems(tools []healthcheck.Tool) []catalogItem {
+// toolItems lists tools; those from extra on are offered only to the
+// window's calls (whose session answers elicitation and sampling).
+func toolItems(tools []healthcheck.Tool, extra int) []catalogItem {
 	out := make([]catalogItem, 0, len(tools))
-	for _, t := range tools {
+	for i, t := range tools {
+		// The name and description head the tool's Run panel, above.
 		var d strings.Builder
-		d.WriteString(t.Name)
-		if t.Title != "" {
-			d.WriteString(" (" + t.Title + ")")
+		d.WriteString("Input schema:\n" + prettyJSON(t.InputSchema))
+		if len(t.OutputSchema) > 0 {
+			d.WriteString("\n\nOutput schema:\n" + prettyJSON(t.OutputSchema))
 		}
-		d.WriteString("\n\n" + t.Description + "\n\nInput schema:\n" + prettyJSON(t.InputSchema))
-		out = append(out, catalogItem{title: t.Name, summary: firstLine(t.Description), detail: d.String()})
+		summary := firstLine(t.Description)
+		if i >= extra {
+			summary = "(for calls from this window) " + summary
+			d.WriteString("\n\nThe server offers this tool to sessions that can answer it back (elicitation, sampling), as the window's calls do; the health check does not.")
+		}
+		out = append(out, catalogItem{key: t.Name, title: t.Name, summary: summary, detail: d.String()})
 	}
 	return out
 }
@@ -121,7 +179,7 @@ func resourceItems(rs []healthcheck.Resource) []catalogItem {
 	out := make([]catalogItem, 0, len(rs))
 	for _, r := range rs {
 		detail := fmt.Sprintf("%s\n\nURI: %s\nMIME type: %s\n\n%s", nameTitle(r.Name, r.Title), r.URI, orDash(r.MIMEType), r.Description)
-		out = append(out, catalogItem{title: nameTitle(r.Name, r.Title), summary: r.URI, detail: detail})
+		out = append(out, catalogItem{key: r.URI, title: nameTitle(r.Name, r.Title), summary: r.URI, detail: detail})
 	}
 	return out
 }
@@ -130,7 +188,7 @@ func templateItems(ts []healthcheck.ResourceTemplate) []catalogItem {
 	out := make([]catalogItem, 0, len(ts))
 	for _, t := range ts {
 		detail := fmt.Sprintf("%s\n\nURI template: %s\nMIME type: %s\n\n%s", nameTitle(t.Name, t.Title), t.URITemplate, orDash(t.MIMEType), t.Description)
-		out = append(out, catalogItem{title: nameTitle(t.Name, t.Title), summary: t.URITemplate, detail: detail})
+		out = append(out, catalogItem{key: t.URITemplate, title: nameTitle(t.Name, t.Title), summary: t.URITemplate, detail: detail})
 	}
 	return out
 }
@@ -154,7 +212,7 @@ func promptItems(ps []healthcheck.Prompt) []catalogItem {
 				}
 			}
 		}
-		out = append(out, catalogItem{title: nameTitle(p.Name, p.Title), summary: firstLine(p.Description), detail: d.String()})
+		out = append(out, catalogItem{key: p.Name, title: nameTitle(p.Name, p.Title), summary: firstLine(p.Description), detail: d.String()})
 	}
 	return out
 }

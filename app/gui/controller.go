@@ -58,6 +58,16 @@ type controller struct {
 	checkStatus string
 	lastError   string // the last error dialog's text (tests)
 
+	// trials are the instances of servers started for calls from the
+	// window, by name; history is the calls made, by server.
+	trials          map[string]*trialRun
+	history         map[string][]*callRecord
+	lastElicitation *elicitation  // the last elicitation dialog (tests)
+	lastConfirm     dialog.Dialog // the last confirmation before a destructive tool (tests)
+	afterCall       func()        // runs once a call's outcome shows (tests)
+	afterElicit     func()        // runs once an elicitation dialog shows (tests)
+	afterProgress   func()        // runs once a progress notification shows (tests)
+
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
 
@@ -378,7 +388,9 @@ func (c *controller) closeMain() {
 	c.main.trace.stop()
 	c.win, c.main, c.form = nil, nil, nil
 	w.Close()
+	stopped := c.stopTrials()
 	go func() {
+		stopped()
 		runtime.GC()
 		debug.FreeOSMemory()
 		trimHeap()

@@ -721,12 +721,12 @@ func TestStaleDaemonIsShown(t *testing.T) {
 // the old rows (a selected row made the list redraw before refiltering).
 func TestCatalogShrinksWithASelectedRow(t *testing.T) {
 	test.NewTempApp(t)
-	c := newCatalogView("tools")
+	c := newCatalogView("tools", nil, false)
 	w := test.NewTempWindow(t, c.content)
 	w.Resize(fyne.NewSize(600, 400))
-	c.SetItems(toolItems([]healthcheck.Tool{{Name: "a"}, {Name: "b"}, {Name: "c"}}))
+	c.SetItems(toolItems([]healthcheck.Tool{{Name: "a"}, {Name: "b"}, {Name: "c"}}, 3), false)
 	c.list.Select(2)
-	c.SetItems(nil)
+	c.SetItems(nil, false)
 	if len(c.shown) != 0 || c.count.Text != "no tools" {
 		t.Errorf("after shrinking: %d shown, %q", len(c.shown), c.count.Text)
 	}

@@ -122,6 +122,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		}
 	})
 	a.Run()
+	c.stopTrials()()
 	cancel()
 	wg.Wait()
 	return 0

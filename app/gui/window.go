@@ -52,6 +52,14 @@ type mainWindow struct {
 	caps         *widget.Label
 
 	tools, resources, templates, prompts *catalogView
+	// panels are the Run (Read, Get) panels made so far, by server and
+	// item; panel is the one last shown.
+	panels  map[string]tryPanel
+	panel   tryPanel
+	history *historyView
+	// extraTools are the tools a server offered only to the window's
+	// calls, by server.
+	extraTools map[string][]healthcheck.Tool
 	// The report the catalogs show, and whose it is.
 	report      *healthcheck.Report
 	reportOwner string
@@ -120,10 +128,12 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 		widget.NewCard("Instructions", "", m.instructions),
 	))
 
-	m.tools = newCatalogView("tools")
-	m.resources = newCatalogView("resources")
-	m.templates = newCatalogView("resource templates")
-	m.prompts = newCatalogView("prompts")
+	m.panels, m.extraTools = map[string]tryPanel{}, map[string][]healthcheck.Tool{}
+	m.tools = newCatalogView("tools", func(i int) fyne.CanvasObject { return m.panelFor(callTool, i) }, true)
+	m.resources = newCatalogView("resources", func(i int) fyne.CanvasObject { return m.panelFor(callResource, i) }, false)
+	m.templates = newCatalogView("resource templates", func(i int) fyne.CanvasObject { return m.panelFor(callTemplate, i) }, false)
+	m.prompts = newCatalogView("prompts", func(i int) fyne.CanvasObject { return m.panelFor(callPrompt, i) }, false)
+	m.history = newHistoryView(m)
 	m.log = newLogView(c.eng, func() fyne.Window { return m.win })
 	m.chart = newLatencyChart()
 	m.chartStats = widget.NewLabel("")
@@ -135,7 +145,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 
 	m.tabs = container.NewAppTabs(
 		container.NewTabItem("Overview", overview),
-		container.NewTabItem("Tools", m.tools.content),
+		container.NewTabItem("Tools", container.NewBorder(nil, m.history.content, nil, nil, m.tools.content)),
 		container.NewTabItem("Resources", m.resources.content),
 		container.NewTabItem("Templates", m.templates.content),
 		container.NewTabItem("Prompts", m.prompts.content),
@@ -192,6 +202,7 @@ func (m *mainWindow) selectionChanged() {
 	if name := m.servers.current; name != m.selected {
 		m.selected = name
 		m.log.SetServer(name)
+		m.history.show()
 	}
 	m.showSelection()
 }
@@ -282,7 +293,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		m.chart.SetSamples(nil, 0)
 		m.chartStats.SetText("")
 		m.report, m.reportOwner = nil, ""
-		m.setCatalogs(&healthcheck.Report{})
+		m.setCatalogs(&healthcheck.Report{}, false)
 		m.showClients("")
 		return
 	}
@@ -410,18 +421,20 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	}
 
 	if s.Report != m.report || s.Name != m.reportOwner {
+		same := s.Name == m.reportOwner
 		m.report, m.reportOwner = s.Report, s.Name
 		r := s.Report
 		if r == nil {
 			r = &healthcheck.Report{}
 		}
-		m.setCatalogs(r)
+		m.setCatalogs(r, same)
 	}
 	// The catalog of a server that is not up is as it was last seen.
 	if s.Report != nil {
-		title := fmt.Sprintf("Tools (%d)", len(s.Report.Tools))
+		n := len(m.catalogTools(s.Report))
+		title := fmt.Sprintf("Tools (%d)", n)
 		if !s.Live() && !s.LastLive.IsZero() {
-			title = fmt.Sprintf("Tools (%d, last seen %s)", len(s.Report.Tools), app.LastSeen(s.LastLive, m.c.now()))
+			title = fmt.Sprintf("Tools (%d, last seen %s)", n, app.LastSeen(s.LastLive, m.c.now()))
 		}
 		if m.tabs.Items[1].Text != title {
 			m.tabs.Items[1].Text = title
@@ -440,13 +453,15 @@ func writeDiagnosis(b *strings.Builder, d *healthcheck.Diagnosis) {
 	}
 }
 
-// setCatalogs fills the Tools, Resources, Templates and Prompts tabs.
-func (m *mainWindow) setCatalogs(r *healthcheck.Report) {
-	m.tools.SetItems(toolItems(r.Tools))
-	m.resources.SetItems(resourceItems(r.Resources))
-	m.templates.SetItems(templateItems(r.ResourceTemplates))
-	m.prompts.SetItems(promptItems(r.Prompts))
-	m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(r.Tools))
+// setCatalogs fills the Tools, Resources, Templates and Prompts tabs,
+// keeping what is selected in them when keep is set.
+func (m *mainWindow) setCatalogs(r *healthcheck.Report, keep bool) {
+	tools := m.catalogTools(r)
+	m.tools.SetItems(toolItems(tools, len(r.Tools)), keep)
+	m.resources.SetItems(resourceItems(r.Resources), keep)
+	m.templates.SetItems(templateItems(r.ResourceTemplates), keep)
+	m.prompts.SetItems(promptItems(r.Prompts), keep)
+	m.tabs.Items[1].Text = fmt.Sprintf("Tools (%d)", len(tools))
 	m.tabs.Items[2].Text = fmt.Sprintf("Resources (%d)", len(r.Resources))
 	m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
 	m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
@@ -467,4 +482,36 @@ func commandWords(s *supervisor.ServerState) string {
 		cmd += "  (runs " + p + ")"
 	}
 	return cmd
+}
+
+// catalogTools are the tools the Tools tab lists: the report's, then
+// those the server offered only to the window's calls (UI thread).
+func (m *mainWindow) catalogTools(r *healthcheck.Report) []healthcheck.Tool {
+	extra := m.extraTools[m.reportOwner]
+	if len(extra) == 0 || r != m.report {
+		return r.Tools
+	}
+	return append(slices.Clone(r.Tools), extra...)
+}
+
+// trialTools notes the tools the server offered a session of the window's
+// calls: those the health check was not offered join the Tools tab.
+func (m *mainWindow) trialTools(server string, tools []healthcheck.Tool) {
+	var base []healthcheck.Tool
+	if s := m.snap.Server(server); s != nil && s.Report != nil {
+		base = s.Report.Tools
+	}
+	var extra []healthcheck.Tool
+	for _, t := range tools {
+		if !slices.ContainsFunc(base, func(b healthcheck.Tool) bool { return b.Name == t.Name }) {
+			extra = append(extra, t)
+		}
+	}
+	if slices.EqualFunc(extra, m.extraTools[server], func(a, b healthcheck.Tool) bool { return a.Name == b.Name }) {
+		return
+	}
+	m.extraTools[server] = extra
+	if server == m.reportOwner && m.report != nil {
+		m.setCatalogs(m.report, true)
+	}
 }

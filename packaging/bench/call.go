@@ -15,12 +15,13 @@ import (
 // callArgs is the call both sides of the call benchmark make.
 var callArgs = map[string]any{"a": 2, "b": 3}
 
-// callBench times `mcptray call` of the demo server's add tool against a
-// bare go-sdk client that starts the same server and makes the same call.
-func callBench(self, bin string, env []string, runs int) (mcptray, bare time.Duration) {
+// callBench times `cli call` of the demo server's add tool (server serves
+// it) against a bare go-sdk client that starts the same server and makes
+// the same call.
+func callBench(self, cli, server string, env []string, runs int) (mcptray, bare time.Duration) {
 	return pair(runs, env,
-		[]string{bin, "call", "add", `{"a":2,"b":3}`, "--", bin, "serve-demo"},
-		[]string{self, "-call-client", bin, "serve-demo"})
+		[]string{cli, "call", "add", `{"a":2,"b":3}`, "--", server, "serve-demo"},
+		[]string{self, "-call-client", server, "serve-demo"})
 }
 
 // bareCall is the baseline: start the server, connect, call the tool.

@@ -7,6 +7,7 @@
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
 //	call, demo server add     vs a bare go-sdk client (connect + tools/call)   target ≤ 1.15x
+//	                          (and the headless build's call, with -headless)
 //	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
@@ -51,6 +52,8 @@ func main() {
 	gui := flag.Bool("gui", true, "measure the GUI too (needs DISPLAY and a D-Bus session bus)")
 	rssWait := flag.Duration("rss-wait", 5*time.Minute, "how long the GUI runs with 20 servers before its RSS is read")
 	memOnly := flag.Bool("memory-only", false, "measure only the GUI's memory against the Fyne floor")
+	headless := flag.String("headless", "", "the headless build (-tags nogui) to measure call with too (\"\": not measured)")
+	callOnly := flag.Bool("call-only", false, "measure only the call rows")
 	memWait := flag.Duration("mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
 	gatewayOnly := flag.Bool("gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
 	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
@@ -106,11 +109,26 @@ func main() {
 
 	checkOne := []string{*bin, "check", "--config", one}
 	bare := []string{self, "-client", *bin, "serve-demo"}
-	a, b := pair(*runs, env, checkOne, bare)
-	row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
+	var a, b time.Duration
+	if !*callOnly {
+		a, b = pair(*runs, env, checkOne, bare)
+		row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
+	}
 
-	a, b = callBench(self, *bin, env, *runs)
+	a, b = callBench(self, *bin, *bin, env, *runs)
 	row("call of a demo tool vs bare go-sdk client (same call)", a, b, 1.15)
+	if *headless != "" {
+		h, err := filepath.Abs(*headless)
+		check(err)
+		a, b = callBench(self, h, *bin, env, *runs)
+		row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", a, b, 1.15)
+	}
+	if *callOnly {
+		if failed {
+			os.Exit(1)
+		}
+		return
+	}
 
 	checkFifty := []string{*bin, "check", "--config", fifty}
 	a, b = pair(*runs, env, checkFifty, checkOne)

@@ -47,6 +47,10 @@ click() { xdotool mousemove --window "$wid" "$1" "$2" click 1; sleep "${3:-1}"; 
 # demo, everything, memory. The tabs are at y=116.
 click 150 231 2; shot main-ready.png      # everything, Overview
 click 460 116; click 480 215; shot tools.png
+# A tool's result with an image: find get-tiny-image, Run it.
+click 700 155; xdotool type --delay 50 tiny; sleep 1; click 450 200 2
+click 606 351 4; shot tool-image.png
+click 700 155; xdotool key ctrl+a BackSpace; sleep 1
 click 150 144; click 380 116; shot failing.png
 click 150 231; click 848 116 2; shot log.png
 click 908 116 3; shot latency.png
