@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
 
+	"mcptray/control"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -435,6 +436,17 @@ func canSignIn(env *Env) bool {
 // session runs srv on an engine of its own, waits for its session, runs fn
 // with it and stops the server.
 func (o *callOpts) session(ctx context.Context, env *Env, cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers, pos []string, fn func(context.Context, *healthcheck.Session, []string) error) error {
+	if srv.Line > 0 && cfg != nil && cfg.Path != "" {
+		// A configured server a daemon runs: use the daemon's instance.
+		if handled, err := o.viaDaemon(ctx, cfg, srv, handlers, pos, fn); handled {
+			var ue UsageError
+			if errors.As(err, &ue) && isSessionUsage(err) {
+				fmt.Fprintf(env.Stderr, "mcptray: %s\n", Visible(ue.Msg))
+				return ExitError{2}
+			}
+			return err
+		}
+	}
 	// The engine outlives ctx: after Ctrl-C the request is cancelled
 	// first, and only then the server stopped.
 	trial := startTrial(terminalEngineOptions(cfg), srv, handlers, *o.timeout, o.skip)
@@ -608,4 +620,39 @@ func LogLine(p *mcp.LoggingMessageParams) string {
 		who += " " + p.Logger
 	}
 	return fmt.Sprintf("%s [%s]: %s", VisibleLine(who), VisibleLine(string(p.Level)), VisibleLine(data))
+}
+
+// viaDaemon runs fn with a session of the daemon's own instance of srv,
+// through its gateway, when a daemon runs srv's config file: the call is
+// then one of the server every client uses, and in its protocol trace.
+// handled is false when no daemon runs that file or serves srv (fn then
+// runs on an instance of the command's own).
+func (o *callOpts) viaDaemon(ctx context.Context, cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers, pos []string, fn func(context.Context, *healthcheck.Session, []string) error) (handled bool, err error) {
+	sock, err := control.DefaultSocket()
+	if err != nil {
+		return false, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	c, err := control.Dial(dctx, &control.ClientOptions{Socket: sock})
+	cancel()
+	if err != nil || filepath.Clean(c.Info().ConfigPath) != filepath.Clean(cfg.Path) {
+		return false, nil
+	}
+	conn, err := c.Connect(ctx, srv.Name, os.Getpid())
+	if err != nil {
+		return false, nil // not the daemon's (yet): run it here
+	}
+	defer conn.Close()
+	// The gateway is a stdio server to its clients, whatever srv is.
+	bridged := &registry.Server{Name: srv.Name, Command: "mcptray", Args: []string{"connect", srv.Name}}
+	s, err := healthcheck.Connect(ctx, healthcheck.Target{Server: bridged, Stdin: conn, Stdout: conn}, &healthcheck.Options{
+		ClientName: "mcptray", ClientVersion: Version, Client: handlers, Skip: o.skip, PreferLegacy: true,
+	})
+	if err != nil {
+		return true, fmt.Errorf("%s, through the daemon: %w", srv.Name, err)
+	}
+	defer s.Close()
+	err = fn(ctx, s, pos)
+	o.progress.done()
+	return true, err
 }
