@@ -646,3 +646,31 @@ func TestConnectRefusesOtherUsers(t *testing.T) {
 		t.Fatalf("the daemon did not say it refused uid 65534:\n%s", daemon.log())
 	}
 }
+
+// Under a running daemon, `mcptray call NAME` uses the daemon's instance:
+// no process of its own, and the call in the server's protocol trace.
+func TestCallUsesTheDaemonsInstance(t *testing.T) {
+	d := newDaemonEnv(t)
+	d.startDaemon()
+	st := d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	out, errOut, code := d.mcptray("call", "demo", "echo", `{"message":"through the daemon"}`)
+	if code != 0 || strings.TrimSpace(out) != "through the daemon" {
+		t.Fatalf("call: exit %d\n%s%s", code, out, errOut)
+	}
+	if now := d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" }); now.PID != st.PID {
+		t.Fatalf("the daemon's demo changed: pid %d → %d", st.PID, now.PID)
+	}
+	trace, _, _ := d.mcptray("trace", "--json", "demo")
+	var sawClient, sawServer bool
+	for _, line := range strings.Split(strings.TrimSpace(trace), "\n") {
+		var f struct{ Session, Dir, Method, Body string }
+		if json.Unmarshal([]byte(line), &f) != nil || f.Method != "tools/call" || !strings.Contains(f.Body, "through the daemon") {
+			continue
+		}
+		sawClient = sawClient || (f.Dir == "client→mcptray" && f.Session != "")
+		sawServer = sawServer || f.Dir == "mcptray→server"
+	}
+	if !sawClient || !sawServer {
+		t.Fatalf("the call is not in the daemon's trace (client side %v, server side %v):\n%s", sawClient, sawServer, tail(trace, 10))
+	}
+}
