@@ -207,7 +207,16 @@ func (d *daemonEnv) daemonPID() int {
 // stopDetachedDaemon ends a daemon a bridge started, at the end of a test.
 func (d *daemonEnv) stopDetachedDaemon() {
 	d.t.Cleanup(func() {
-		if pid := d.daemonPID(); pid > 0 {
+		pid := d.daemonPID()
+		if pid == 0 {
+			// A daemon too busy to answer still holds its lock file.
+			b, _ := os.ReadFile(filepath.Join(filepath.Dir(d.sock()), "mcptray.lock"))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); !strings.HasPrefix(string(cmd), d.bin+"\x00daemon") {
+				pid = 0 // not this test's daemon any more
+			}
+		}
+		if pid > 0 {
 			syscall.Kill(pid, syscall.SIGTERM)
 			deadline := time.Now().Add(20 * time.Second)
 			for pidAlive(pid) && time.Now().Before(deadline) {
