@@ -243,22 +243,28 @@ func (c *Client) LogPage(ctx context.Context, name string, since uint64) (*LogPa
 // FollowLog calls fn with each stderr line of server name after since, as
 // it is written, until ctx ends (nil) or the daemon goes (an error).
 func (c *Client) FollowLog(ctx context.Context, name string, since uint64, fn func(supervisor.LogLine)) error {
+	return follow(ctx, c, "/v1/servers/"+url.PathEscape(name)+"/log", since, "the log stream", fn)
+}
+
+// follow reads the NDJSON stream at path (from since on), calling fn with
+// each value, until ctx ends (nil) or the daemon ends it (an error).
+func follow[T any](ctx context.Context, c *Client, path string, since uint64, what string, fn func(T)) error {
 	q := url.Values{"since": {strconv.FormatUint(since, 10)}, "follow": {"1"}}
-	resp, err := c.do(ctx, c.stream, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/log", q)
+	resp, err := c.do(ctx, c.stream, http.MethodGet, path, q)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
 	for {
-		var l supervisor.LogLine
-		if err := dec.Decode(&l); err != nil {
+		var v T
+		if err := dec.Decode(&v); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("daemon closed the log stream: %w", err)
+			return fmt.Errorf("daemon closed %s: %w", what, err)
 		}
-		fn(l)
+		fn(v)
 	}
 }
 

@@ -226,21 +226,5 @@ func (c *Client) Trace(ctx context.Context, name string, since uint64) (*TracePa
 // FollowTrace calls fn with each trace frame of server name from since on,
 // until ctx ends or the daemon goes away.
 func (c *Client) FollowTrace(ctx context.Context, name string, since uint64, fn func(gateway.Frame)) error {
-	q := url.Values{"follow": {"1"}, "since": {strconv.FormatUint(since, 10)}}
-	resp, err := c.do(ctx, c.stream, http.MethodGet, "/v1/servers/"+url.PathEscape(name)+"/trace", q)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var f gateway.Frame
-		if err := dec.Decode(&f); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("the trace stream ended: %w", err)
-		}
-		fn(f)
-	}
+	return follow(ctx, c, "/v1/servers/"+url.PathEscape(name)+"/trace", since, "the trace stream", fn)
 }

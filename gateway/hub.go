@@ -416,39 +416,35 @@ func (h *hub) upstreamParams(c *call, params mcp.Params) mcp.Params {
 		}
 		return out
 	case *mcp.ListToolsParams:
-		out := &mcp.ListToolsParams{Meta: meta}
-		if p != nil {
-			out.Cursor = p.Cursor
-		}
-		return out
+		return withMeta(p, meta)
 	case *mcp.ListResourcesParams:
-		out := &mcp.ListResourcesParams{Meta: meta}
-		if p != nil {
-			out.Cursor = p.Cursor
-		}
-		return out
+		return withMeta(p, meta)
 	case *mcp.ListResourceTemplatesParams:
-		out := &mcp.ListResourceTemplatesParams{Meta: meta}
-		if p != nil {
-			out.Cursor = p.Cursor
-		}
-		return out
+		return withMeta(p, meta)
 	case *mcp.ListPromptsParams:
-		out := &mcp.ListPromptsParams{Meta: meta}
-		if p != nil {
-			out.Cursor = p.Cursor
-		}
-		return out
+		return withMeta(p, meta)
 	case *mcp.ReadResourceParams:
-		return &mcp.ReadResourceParams{Meta: meta, URI: p.URI}
+		return withMeta(p, meta)
 	case *mcp.GetPromptParams:
-		return &mcp.GetPromptParams{Meta: meta, Name: p.Name, Arguments: p.Arguments}
+		return withMeta(p, meta)
 	case *mcp.CompleteParams:
-		q := *p
-		q.Meta = meta
-		return &q
+		return withMeta(p, meta)
 	}
 	return params
+}
+
+// withMeta is a copy of *p (its zero value for no params) with _meta
+// replaced.
+func withMeta[T any, P interface {
+	*T
+	mcp.Params
+}](p P, meta mcp.Meta) mcp.Params {
+	var q T
+	if p != nil {
+		q = *p
+	}
+	P(&q).SetMeta(meta)
+	return P(&q)
 }
 
 // isNil reports whether p is a typed nil (a list request without params).
