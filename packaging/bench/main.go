@@ -19,6 +19,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -42,6 +43,9 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-call-client" {
 		os.Exit(bareCall(os.Args[2:]))
 	}
+	if len(os.Args) > 3 && os.Args[1] == "-many-client" {
+		os.Exit(bareMany(os.Args[2:]))
+	}
 	// Re-executed as a stdio server that floods notifications.
 	if len(os.Args) == 2 && os.Args[1] == "-flood" {
 		os.Exit(floodServer())
@@ -57,6 +61,8 @@ func main() {
 	memWait := flag.Duration("mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
 	gatewayOnly := flag.Bool("gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
 	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
+	censusOnly := flag.Bool("census-only", false, "measure only the census rows (check of 1 and 50 servers against the go-sdk, an idle daemon)")
+	idleFor := flag.Duration("idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
 	flag.Parse()
 
 	abs, err := filepath.Abs(*bin)
@@ -80,6 +86,15 @@ func main() {
 		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 		fmt.Println("|---|---|---|---|---|")
 		if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+			os.Exit(1)
+		}
+		return
+	}
+	if *censusOnly {
+		fmt.Printf("mcptray census, %d runs each, medians (machine: %s)\n\n", *runs, machine())
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		if censusBench(self, cmp.Or(headlessAbs(*headless), *bin), dir, env, *runs, *idleFor) {
 			os.Exit(1)
 		}
 		return
@@ -133,6 +148,9 @@ func main() {
 	checkFifty := []string{*bin, "check", "--config", fifty}
 	a, b = pair(*runs, env, checkFifty, checkOne)
 	row("check, 50 demo servers vs 1", a, b, 2)
+	if censusBench(self, cmp.Or(headlessAbs(*headless), *bin), dir, env, *runs, *idleFor) {
+		failed = true
+	}
 
 	inspector := filepath.Join(*servers, ".bin", "mcp-inspector")
 	if everything != "" && exists(inspector) {
@@ -223,7 +241,18 @@ func check(err error) {
 
 func machine() string {
 	out, _ := exec.Command("nproc").Output()
-	return strings.TrimSpace(string(out)) + " cores"
+	load, _ := os.ReadFile("/proc/loadavg")
+	return strings.TrimSpace(string(out)) + " cores, load " + strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " ")
+}
+
+// headlessAbs is the headless build's absolute path, "" when none is given.
+func headlessAbs(p string) string {
+	if p == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	check(err)
+	return abs
 }
 
 // bareClient is the baseline: what any MCP client must do at least.
