@@ -446,11 +446,8 @@ func recordedFamily(t *testing.T, dir string, owner int, server string, n int) b
 	return false
 }
 
-// TestStopReadsProcAsNeeded: ending a server that leaves nothing behind
-// reads all of /proc twice: before its stdin closes, and as it dies; what
-// comes after (looking for an heir that serves in its place, killing what
-// is left) finds the family gone without reading it again. Each read costs tens of microseconds for every
-// process on the machine.
+// TestStopReadsProcAsNeeded: once a server that leaves nothing behind has
+// ended, its family is known to be gone and no later look reads /proc.
 func TestStopReadsProcAsNeeded(t *testing.T) {
 	cmd := exec.Command("cat")
 	stdin, err := cmd.StdinPipe()
@@ -461,8 +458,7 @@ func TestStopReadsProcAsNeeded(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	f := newFamily(cmd.Process.Pid, spawnIDVar+"=stop-test", nil, nil, nil)
-	before := procTableReads.Load()
+	f := newFamily(cmd.Process.Pid, "stop-test", nil, nil, nil, nil)
 	f.refresh() // as a stop begins
 	stdin.Close()
 	f.awaitLeader()
@@ -476,25 +472,21 @@ func TestStopReadsProcAsNeeded(t *testing.T) {
 	if n := f.killAll(); n != 0 {
 		t.Errorf("%d members left", n)
 	}
-	if n := procTableReads.Load() - before; n != 2 {
-		t.Errorf("/proc read %d times to end a server with no descendants, want 2", n)
-	}
+	before := procReads.Load()
 	f.killAll()
-	if n := procTableReads.Load() - before; n != 2 {
+	f.refresh()
+	if n := procReads.Load() - before; n != 0 {
 		t.Errorf("a family that is gone read /proc again: %d reads", n)
 	}
 }
 
-// TestSubtreeWalk: walking the children files finds what reading all of
-// /proc finds below this process: a child, its child, and an orphan of it
-// that re-parented here (the subreaper).
-func TestSubtreeWalk(t *testing.T) {
+// TestCensusFindsDescendantsAndOrphans: a census finds what reading all
+// of /proc finds of a server's family: its child, and an orphan of it
+// that re-parented here (the subreaper) and is known by its group.
+func TestCensusFindsDescendantsAndOrphans(t *testing.T) {
 	becomeSubreaper()
-	if !subreaper {
-		t.Skip("not a subreaper on this kernel")
-	}
-	if _, ok := childrenOf(os.Getpid()); !ok {
-		t.Skip("this kernel lists no children files (CONFIG_PROC_CHILDREN)")
+	if !subreaper || !childFiles {
+		t.Skip("not a subreaper with children files on this kernel")
 	}
 	// sh starts a sleep, and a subshell that starts one and exits: that
 	// sleep is an orphan, re-parented to this process.
@@ -507,50 +499,42 @@ func TestSubtreeWalk(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	f := newFamily(cmd.Process.Pid, "census-test", nil, nil, nil, nil)
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			z := zombieChildren()
-			for _, pid := range z {
-				var ws syscall.WaitStatus
-				syscall.Wait4(pid, &ws, 0, nil) // the orphans re-parented here
-			}
-			if len(z) == 0 && len(pgroup(cmd.Process.Pid)) == 0 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		f.leaderReaped()
+		f.killAll()
+		f.close()
 	})
 	bufio.NewReader(out).ReadString('\n')
 	me := os.Getpid()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		full := readProcTable()
-		want := belowIn(full, me, cmd.Process.Pid)
-		walked, ok := readSubtree(me)
-		if !ok {
-			t.Fatal("readSubtree failed where children files exist")
+		want := pgroupIn(full, cmd.Process.Pid)
+		c := f.look(lookFull)
+		var got []int
+		for pid := range c.live {
+			got = append(got, pid)
 		}
-		got := belowIn(walked, me, cmd.Process.Pid)
+		slices.Sort(got)
 		orphaned := slices.ContainsFunc(want, func(pid int) bool { return pid != cmd.Process.Pid && full.procs[pid].ppid == me })
 		if len(want) == 3 && orphaned && slices.Equal(got, want) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("below this process: the walk found %v, /proc %v (orphan re-parented: %v)", got, want, orphaned)
+			t.Fatalf("the census found %v, /proc %v (orphan re-parented: %v)", got, want, orphaned)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// belowIn lists the live processes of group pgid that descend from root in
-// table t, sorted.
-func belowIn(t *procTable, root, pgid int) []int {
+// pgroupIn lists the live processes of group pgid in table t, sorted.
+func pgroupIn(t *procTable, pgid int) []int {
 	var pids []int
-	for pid, s := range t.subtree(root) {
-		if pid != root && s.pgid == pgid && !s.zombie() {
+	for pid, s := range t.procs {
+		if s.pgid == pgid && !s.zombie() {
 			pids = append(pids, pid)
 		}
 	}
@@ -567,4 +551,34 @@ func pgroup(pgid int) []int {
 		}
 	}
 	return pids
+}
+
+// TestNewSupervisorServesSoonAfterKill: a supervisor with 30 servers is
+// killed with SIGKILL under a subreaper (this process, as the desktop app
+// is for the daemon it starts); its servers die of the parent-death signal
+// and re-parent here as zombies. The subreaper reaps them, and the next
+// supervisor's cleaner never waits on a zombie: it serves within 10 s.
+func TestNewSupervisorServesSoonAfterKill(t *testing.T) {
+	becomeSubreaper()
+	procDir := t.TempDir()
+	var servers []string
+	for i := range 30 {
+		servers = append(servers, fmt.Sprintf("s%02d=mcp", i))
+	}
+	list := strings.Join(servers, ",")
+	first := superviseProcess(t, procDir, newMark(t), list)
+	recs, _ := filepath.Glob(filepath.Join(procDir, "*.json"))
+	if len(recs) != 1 {
+		t.Fatalf("record files %v, want one", recs)
+	}
+	first.Process.Kill()
+	first.Wait()
+	start := time.Now()
+	superviseProcess(t, procDir, newMark(t), list)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the next supervisor served its 30 servers %s after the kill, want within 10s", took.Round(time.Millisecond))
+	} else {
+		t.Logf("the next supervisor served its 30 servers %s after the kill", took.Round(time.Millisecond))
+	}
+	waitNoZombies(t)
 }

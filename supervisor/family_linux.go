@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -12,12 +14,11 @@ import (
 // On Linux the family of a server is found in /proc, so that a stop reaches
 // the processes that left the server's process group: a grandchild that
 // called setsid(), the child of a server that double-forked to daemonize.
-//
-// Why not a cgroup per server: it is the only airtight way (a cgroup cannot
-// be left, and cgroup.kill ends it at once), but it needs a delegated
-// cgroup v2 subtree, which a desktop session, `mcptray check` in a terminal
-// or a systemd user service without Delegate=yes usually does not have.
-// The baseline that works for every user is this:
+// Where a cgroup v2 subtree can be written (see cgroup_linux.go) each
+// server also runs in a cgroup of its own, which no process can leave, and
+// a stop ends that cgroup; the census below still runs, for what it alone
+// knows (who serves in place of a daemonized server) and for machines
+// without such a subtree.
 //
 //   - mcptray is a child subreaper (PR_SET_CHILD_SUBREAPER): an orphan of a
 //     server re-parents to mcptray, not to init, so it stays a descendant
@@ -33,12 +34,19 @@ import (
 //     and repeats until none is left (a member may fork while it is being
 //     killed).
 //
+// Cost: a census of one family reads only that family: the members it
+// knows, their children (each thread's /proc/PID/task/TID/children), and
+// mcptray's own children, where orphans land. An orphan is told apart once
+// (its token and pipes name its family) and the answer is shared by every
+// family through the engine's tracker (tracker_linux.go), so a census costs
+// what the family holds, not what the machine or the other servers hold.
+// Where the kernel lists no children, a census reads all of /proc instead.
+//
 // Reaping: a subreaper must wait for the orphans it inherits or they stay
 // zombies. os/exec waits for the servers themselves, and other code in
 // mcptray runs commands with os/exec too, so mcptray never calls wait(-1):
-// it reaps only zombies that are its children, that are not a server
-// os/exec is waiting for, and that belong to a family (by pid, process group
-// or session).
+// a family reaps the zombies of its own members, and the tracker reaps
+// every other child mcptray inherited (see reapInherited).
 
 // spawnIDVar is the environment variable that carries a server's token.
 const spawnIDVar = "MCPTRAY_SPAWN_ID"
@@ -46,33 +54,46 @@ const spawnIDVar = "MCPTRAY_SPAWN_ID"
 var (
 	subreaperOnce sync.Once
 	subreaper     bool // set once: every descendant of a server stays a descendant of mcptray
+	childFiles    bool // set once: the kernel lists each thread's children
 )
 
 // becomeSubreaper makes orphans of servers re-parent to mcptray. It fails
 // only on kernels before 3.4; then orphans go to init and are still found by
-// their token and pipes, only their exit status is lost.
+// their token and pipes (in a read of all of /proc), only their exit status
+// is lost.
 func becomeSubreaper() {
-	subreaperOnce.Do(func() { subreaper = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil })
+	subreaperOnce.Do(func() {
+		subreaper = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
+		_, childFiles = childrenOf(os.Getpid())
+		if subreaper {
+			go reapInherited()
+		}
+	})
 }
 
 // activeLeaders are the servers os/exec is waiting for: never reaped here.
 var activeLeaders sync.Map // pid → struct{}
 
+func isActiveLeader(pid int) bool {
+	_, ok := activeLeaders.Load(pid)
+	return ok
+}
+
 // family tracks the processes one server started.
 type family struct {
 	leader      int
 	leaderStart uint64
-	token       string    // spawnIDVar=value
+	token       string    // the value of spawnIDVar
 	pipes       [3]uint64 // inodes of the stdin, stdout and stderr pipes
 	self        int
+	cg          *cgroup // nil when the server runs in mcptray's cgroup
 
 	mu     sync.Mutex // guards the fields below
 	reaped bool       // the leader's Wait returned: its pid may be reused
 	exited bool       // the leader is dead (a zombie until reaped)
-	// gone: once the leader was dead, a deep look found no member, live
-	// or dead, and nothing it could not tell apart. Nothing is left that
-	// could start a member, so every later look would find none: they
-	// are skipped (each reads all of /proc).
+	// gone: once the leader was dead, a look found no member, live or
+	// dead, and nothing it could not tell apart. Nothing is left that
+	// could start a member: later looks are skipped.
 	gone  bool
 	known map[int]uint64 // members seen alive: pid → start time
 	// ids are the process groups and sessions members were seen in: the
@@ -91,44 +112,72 @@ const (
 // census is one look at a family.
 type census struct {
 	live    map[int]procStat
-	holds   map[int]uint8 // live members holding the server's pipes
+	holds   map[int]uint8 // live members holding the server's pipes (lookHeirs)
 	zombies []procStat    // dead members that only mcptray can reap
 	groups  []int         // process groups led by the family
-	// unsure counts descendants of mcptray that could not be told apart:
-	// in the middle of an exec (environment and files unreadable), or
-	// exiting or dead (a zombie younger than the leader). /proc is not read
-	// in one atomic step, so a child such a process just started may be
-	// missing from the census.
+	// unsure counts processes that could be the family's and could not be
+	// told apart: in the middle of an exec (environment and files
+	// unreadable). Another family's processes never count.
 	unsure int
 }
 
-func newFamily(leader int, token string, stdin, stdout, stderr *os.File) *family {
+// newFamily starts tracking the family of leader, which runs with token
+// (the value of spawnIDVar) and the given pipes, in cg if not nil.
+func newFamily(leader int, token string, stdin, stdout, stderr *os.File, cg *cgroup) *family {
 	becomeSubreaper()
 	activeLeaders.Store(leader, struct{}{})
-	f := &family{leader: leader, token: token, self: os.Getpid(), known: map[int]uint64{}, ids: map[int]bool{}}
+	f := &family{leader: leader, token: token, self: os.Getpid(), cg: cg, known: map[int]uint64{}, ids: map[int]bool{}}
 	f.pipes = [3]uint64{fileInode(stdin), fileInode(stdout), fileInode(stderr)}
 	if s, ok := readStat(leader); ok {
 		f.leaderStart = s.start
 		f.known[leader] = s.start
 	}
+	track.add(f)
 	return f
 }
 
 // awaitLeader blocks until the leader has exited, without reaping it, and
-// takes a census while its pid and process group still name it.
+// takes a census while its pid and process group still name it. It waits
+// on a pidfd in Go's poller where the kernel has one (no thread is held per
+// server: mcptray's own thread count, which a census of its children reads,
+// stays flat), else in waitid.
 func (f *family) awaitLeader() {
-	for {
-		err := unix.Waitid(unix.P_PID, f.leader, nil, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == nil {
-			f.mu.Lock()
-			f.exited = true
-			f.mu.Unlock()
-		}
-		if err != syscall.EINTR {
-			break
+	if !waitPidfd(f.leader) {
+		for {
+			err := unix.Waitid(unix.P_PID, f.leader, nil, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != syscall.EINTR {
+				break
+			}
 		}
 	}
+	f.mu.Lock()
+	f.exited = true
+	f.mu.Unlock()
 	f.look(lookFull)
+}
+
+// waitPidfd waits until pid has exited (it stays a zombie), in Go's poller:
+// false when the kernel gives no non-blocking pidfd (before 5.10) and
+// nothing was waited for.
+func waitPidfd(pid int) bool {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return false
+	}
+	file := os.NewFile(uintptr(fd), "pidfd")
+	defer file.Close()
+	rc, err := file.SyscallConn()
+	if err != nil {
+		return false
+	}
+	done := false
+	err = rc.Read(func(fd uintptr) bool {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(p, 0)
+		done = err == nil && n > 0 || err != nil && err != syscall.EINTR
+		return done
+	})
+	return err == nil && done
 }
 
 // leaderReaped is called once os/exec has reaped the leader.
@@ -138,150 +187,167 @@ func (f *family) leaderReaped() {
 	delete(f.known, f.leader)
 	f.mu.Unlock()
 	activeLeaders.Delete(f.leader)
+	track.leaderReaped(f)
 }
 
 // Kinds of census.
 const (
-	lookFull    = iota // find members by token and pipes too
+	lookFull    = iota // members, by every mark
 	lookHeirs          // and say which members hold the pipes
-	lookShallow        // by descent, group and earlier sightings only (cheap)
+	lookShallow        // the same as lookFull: each orphan is told apart once, so a look is cheap either way
 )
 
 // look takes a census and remembers the members seen.
 func (f *family) look(kind int) census {
-	heirs, deep := kind == lookHeirs, kind != lookShallow
+	heirs := kind == lookHeirs
 	c := census{live: map[int]procStat{}, holds: map[int]uint8{}}
 	f.mu.Lock()
-	gone := f.gone
-	f.mu.Unlock()
-	if gone {
+	defer f.mu.Unlock()
+	if f.gone {
 		return c
 	}
-	t := f.table()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	defer func() {
-		if deep && (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 {
-			f.gone = true
-		}
-	}()
+	src := newProcSource(f.self)
 	selfPgid, selfSid := unix.Getpgrp(), 0
 	if sid, err := unix.Getsid(0); err == nil {
 		selfSid = sid
 	}
-	member := map[int]bool{}
-	keep := func(pid int) bool { return pid != f.self && pid > 1 }
-	add := func(pid int) {
-		if keep(pid) {
-			member[pid] = true
+	member := map[int]procStat{}
+	var queue []int
+	add := func(s procStat) {
+		if s.pid == f.self || s.pid <= 1 {
+			return
+		}
+		if _, ok := member[s.pid]; ok {
+			return
+		}
+		member[s.pid] = s
+		queue = append(queue, s.pid)
+	}
+	byID := func(pid int, start uint64) {
+		if s, ok := src.stat(pid); ok && s.start == start {
+			add(s)
 		}
 	}
-	// A member found by its token or pipes is a descendant of mcptray as
-	// long as mcptray is a subreaper: only those need their environment
-	// and open files read.
-	candidates := t.procs
-	if subreaper {
-		candidates = t.subtree(f.self)
-	}
-	for pid, s := range candidates {
-		if pid == f.self {
-			continue
-		}
-		in := (f.known[pid] != 0 && f.known[pid] == s.start) || (!f.reaped && s.pgid == f.leader)
-		// A descendant of mcptray is the user's even when /proc says
-		// otherwise for a moment (during an exec the files of a process
-		// can belong to root).
-		ours := subreaper || t.mine[pid]
-		deadLeader := pid == f.leader && s.start == f.leaderStart && f.exited
-		if deep && ours && s.zombie() && s.start >= f.leaderStart && !deadLeader {
-			// Exiting, or dead before it was seen: it may have handed the
-			// pipes to a child that /proc was read too early to list.
-			c.unsure++
-		}
-		if deep && ours && !s.zombie() {
-			readable := true
-			if heirs || !in {
-				h, ok := f.holding(pid)
-				readable = ok
-				if h != 0 {
-					c.holds[pid] = h
-					in = true
-				}
-			}
-			if !in && f.token != "" {
-				has, ok := hasEnv(pid, f.token)
-				in, readable = has, readable && ok
-			}
-			if !readable && (heirs || !in) {
-				c.unsure++
-			}
-		}
-		if in {
-			add(pid)
-		}
-	}
-	t.spread(member, keep)
-	ids := map[int]bool{f.leader: true}
-	for pid := range member {
-		s := t.procs[pid]
-		ids[pid], ids[s.pgid], ids[s.sid] = true, true, true
-		if !s.zombie() {
-			c.live[pid] = s
-			f.known[pid] = s.start
+	if !f.reaped {
+		if s, ok := src.stat(f.leader); ok && s.start == f.leaderStart {
+			add(s)
 		}
 	}
 	for pid, start := range f.known {
-		if s, ok := t.procs[pid]; !ok || s.start != start {
-			delete(f.known, pid) // gone: its pid may name another process now
+		byID(pid, start)
+	}
+	for _, pid := range f.cg.procs() {
+		if s, ok := src.stat(pid); ok {
+			add(s)
+		}
+	}
+	// A process in the leader's group that is not its descendant.
+	for _, s := range src.group(f.leader, f.reaped) {
+		add(s)
+	}
+	lost := false // a member died while it was looked at: its children moved
+	orphans := func() {
+		for _, k := range src.children(f.self) {
+			if _, ok := member[k]; ok || isActiveLeader(k) {
+				continue
+			}
+			s, ok := src.stat(k)
+			if !ok {
+				continue
+			}
+			fam, unsure := track.classify(s, src)
+			if fam == f {
+				add(s)
+			}
+			if unsure {
+				c.unsure++
+			}
+		}
+	}
+	walk := func() {
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			if member[pid].zombie() {
+				lost = true
+				continue
+			}
+			kids, ok := src.childrenOK(pid)
+			if !ok {
+				lost = true
+			}
+			for _, k := range kids {
+				if s, ok := src.stat(k); ok {
+					add(s)
+				}
+			}
+		}
+	}
+	orphans()
+	walk()
+	for range 5 {
+		if !lost || src.table != nil {
+			break
+		}
+		// A member that exited while it was walked handed its children
+		// to the subreaper: read mcptray's children again.
+		lost = false
+		src.forget(f.self)
+		orphans()
+		walk()
+	}
+	ids := map[int]bool{f.leader: true}
+	for pid, s := range member {
+		ids[pid], ids[s.pgid], ids[s.sid] = true, true, true
+		if s.zombie() {
+			if s.ppid == f.self && !isActiveLeader(pid) {
+				c.zombies = append(c.zombies, s)
+			}
 			continue
 		}
-		ids[pid] = true
+		c.live[pid] = s
+		if f.known[pid] != s.start {
+			f.known[pid] = s.start
+			track.noteMember(f, procID{PID: pid, Start: s.start})
+		}
+		if heirs {
+			h, ok := f.holding(pid)
+			if h != 0 {
+				c.holds[pid] = h
+			}
+			if !ok {
+				c.unsure++
+			}
+		}
+	}
+	for pid, start := range f.known {
+		if s, ok := member[pid]; !ok || s.start != start || s.zombie() {
+			delete(f.known, pid) // gone: its pid may name another process now
+			track.dropMember(procID{PID: pid, Start: start})
+		}
 	}
 	delete(ids, selfPgid)
 	delete(ids, selfSid)
 	delete(ids, 0)
 	delete(ids, 1)
-	inUse := map[int]bool{}
-	for pid, s := range t.procs {
-		inUse[pid], inUse[s.pgid], inUse[s.sid] = true, true, true
-	}
-	for id := range f.ids {
-		if !inUse[id] {
-			delete(f.ids, id) // no process holds the number: it may be reused
+	for id := range ids {
+		if !f.ids[id] {
+			f.ids[id] = true
+			track.noteID(f, id)
 		}
 	}
-	for id := range ids {
-		f.ids[id] = true
-	}
-	ids = f.ids
 	groups := map[int]bool{}
 	for _, s := range c.live {
-		if s.pgid > 1 && s.pgid != selfPgid && (member[s.pgid] || s.pgid == f.leader) {
+		if _, led := member[s.pgid]; s.pgid > 1 && s.pgid != selfPgid && (led || s.pgid == f.leader) {
 			groups[s.pgid] = true
 		}
 	}
 	for g := range groups {
 		c.groups = append(c.groups, g)
 	}
-	for pid := range c.holds {
-		if !member[pid] {
-			delete(c.holds, pid)
-		}
-	}
-	// Zombies: our children (orphans re-parented to the subreaper) that
-	// are not a server os/exec waits for, and belong here by pid, group or
-	// session (the middle process of a double fork is the session id of
-	// the daemon it left behind).
-	for pid, s := range t.procs {
-		if !s.zombie() || s.ppid != f.self {
-			continue
-		}
-		if _, ok := activeLeaders.Load(pid); ok {
-			continue
-		}
-		if ids[pid] || ids[s.pgid] || ids[s.sid] {
-			c.zombies = append(c.zombies, s)
-		}
+	if (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 && f.cg.empty() {
+		f.gone = true
+		track.remove(f)
 	}
 	return c
 }
@@ -331,24 +397,18 @@ func (f *family) terminate() { f.signal(syscall.SIGTERM) }
 
 // killAll kills the family until nothing of it is left and reaps what is
 // ours, within a bound (a process in uninterruptible sleep can outlast
-// SIGKILL for a while). It returns the members still alive. Between full
-// looks it follows the members it knows (cheap); a full look confirms the
-// end.
+// SIGKILL for a while). It returns the members still alive. A cgroup is
+// ended first, as one: nothing in it can fork away.
 func (f *family) killAll() int {
 	deadline := time.Now().Add(5 * time.Second)
 	wait := time.Millisecond
-	kind := lookFull
 	for {
-		c := f.look(kind)
+		f.cg.kill()
+		c := f.look(lookFull)
 		c.send(syscall.SIGKILL)
-		switch {
-		case len(c.live) == 0 && len(c.zombies) == 0 && kind == lookFull:
+		if len(c.live) == 0 && len(c.zombies) == 0 && f.cg.empty() {
 			return 0
-		case len(c.live) == 0 && len(c.zombies) == 0:
-			kind = lookFull
-			continue
 		}
-		kind = lookShallow
 		if time.Now().After(deadline) {
 			return len(c.live)
 		}
@@ -357,20 +417,8 @@ func (f *family) killAll() int {
 	}
 }
 
-// table is what a census looks at. A subreaper's family descends from it
-// (an orphan re-parents to it), so its own subtree is all there is to read
-// where the kernel lists each process's children; else all of /proc.
-func (f *family) table() *procTable {
-	if subreaper {
-		if t, ok := readSubtree(f.self); ok {
-			return t
-		}
-	}
-	return readProcTable()
-}
-
-// refresh takes a cheap census and reports whether it found members not
-// seen before.
+// refresh takes a census and reports whether it found members not seen
+// before.
 func (f *family) refresh() bool {
 	f.mu.Lock()
 	before := len(f.known)
@@ -392,6 +440,19 @@ func (f *family) members() []procID {
 	return out
 }
 
+// watch has the tracker look at the family now and then until exited is
+// closed, calling onNew when it found members not seen before.
+func (f *family) watch(exited <-chan struct{}, onNew func()) { track.watch(f, exited, onNew) }
+
+// close ends the tracking of a family that was stopped: its cgroup is
+// removed once empty.
+func (f *family) close() {
+	f.mu.Lock()
+	track.remove(f)
+	f.mu.Unlock()
+	f.cg.remove()
+}
+
 // followHeirs is called after a leader exited cleanly: the descendants that
 // still hold both its stdin and stdout are the server now (it daemonized
 // and serves from a child). It waits until no such heir is left, calling
@@ -410,9 +471,8 @@ func (f *family) followHeirs(onHeir func(pid int)) (exit ExitInfo, followed bool
 			}
 		}
 		if len(heirs) == 0 && c.unsure > 0 && unsure < 50 {
-			// A descendant in the middle of an exec or an exit may be the
-			// heir or its parent: reap what is ours and look again in a
-			// moment (bounded: about half a second).
+			// A process in the middle of an exec may be the heir: look
+			// again in a moment (bounded: about half a second).
 			unsure++
 			time.Sleep(10 * time.Millisecond)
 			continue
@@ -433,54 +493,60 @@ func (f *family) followHeirs(onHeir func(pid int)) (exit ExitInfo, followed bool
 
 // waitAny blocks until one of ps has exited and returns it.
 func waitAny(ps []procStat) (procStat, bool) {
-	var fds []unix.PollFd
-	var who []procStat
-	defer func() {
-		for _, p := range fds {
-			unix.Close(int(p.Fd))
-		}
-	}()
+	done := make(chan procStat, len(ps))
+	stop := make(chan struct{})
+	defer close(stop)
 	for _, p := range ps {
-		fd, err := unix.PidfdOpen(p.pid, 0)
+		fd, err := unix.PidfdOpen(p.pid, unix.PIDFD_NONBLOCK)
 		if err != nil {
 			if err == syscall.ESRCH {
 				return p, true
 			}
+			go func() {
+				// No pidfd (Linux before 5.10): look now and then.
+				for {
+					if s, ok := readStat(p.pid); !ok || s.start != p.start || s.zombie() {
+						done <- p
+						return
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
+			}()
 			continue
 		}
-		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
-		who = append(who, p)
 		// The pidfd names whatever process has the pid now: make sure it
 		// is the one seen.
 		if s, ok := readStat(p.pid); !ok || s.start != p.start || s.zombie() {
+			unix.Close(fd)
 			return p, true
 		}
-	}
-	if len(fds) == 0 {
-		// No pidfd (Linux before 5.3): look again now and then.
-		for {
-			for _, p := range ps {
-				if s, ok := readStat(p.pid); !ok || s.start != p.start || s.zombie() {
-					return p, true
-				}
+		file := os.NewFile(uintptr(fd), "pidfd")
+		go func() {
+			<-stop
+			file.Close() // wakes the read below
+		}()
+		go func() {
+			rc, err := file.SyscallConn()
+			if err != nil {
+				return
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	for {
-		_, err := unix.Poll(fds, -1)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return procStat{}, false
-		}
-		for i, p := range fds {
-			if p.Revents != 0 {
-				return who[i], true
+			exited := false
+			rc.Read(func(fd uintptr) bool {
+				pf := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				n, err := unix.Poll(pf, 0)
+				exited = err == nil && n > 0
+				return exited || err != nil && err != syscall.EINTR
+			})
+			if exited {
+				done <- p
 			}
-		}
+		}()
 	}
+	return <-done, true
 }
 
 // reapHeir collects an heir's exit status when it is mcptray's child (it
@@ -513,64 +579,99 @@ func (f *family) groupPid() int {
 	return f.leader
 }
 
-// killStale ends what a dead supervisor's record names: the server if it
+// killStale ends what dead supervisors' records name: each server if it
 // still runs with the recorded start time, the family members recorded,
-// every process carrying its token, their descendants and the groups they
-// lead. It returns how many processes it signalled.
-func killStale(rec procRecord) int {
+// every process carrying a recorded token, their descendants, the groups
+// they lead, and each recorded cgroup with everything in it. It reads the
+// processes once for all the records, kills everything at once and then
+// waits, bounded, only for what is still alive: a zombie has ended (its
+// parent, which may be another process, reaps it). It returns how many
+// processes it ended per record.
+func killStale(recs []procRecord) []int {
+	counts := make([]int, len(recs))
 	t := readProcTable()
 	me := os.Getpid()
-	member := map[int]bool{}
 	keep := func(pid int) bool { return pid != me && pid > 1 && t.mine[pid] }
-	add := func(pid int) {
-		if keep(pid) {
-			member[pid] = true
+	owner := map[int]int{} // pid → index of its record
+	var queue []int
+	claim := func(pid, i int) {
+		if _, ok := owner[pid]; !ok && keep(pid) {
+			owner[pid] = i
+			queue = append(queue, pid)
 		}
 	}
-	if s, ok := t.procs[rec.PID]; ok && s.start == rec.Start {
-		add(rec.PID)
-	}
-	for _, m := range rec.Family {
-		if s, ok := t.procs[m.PID]; ok && s.start == m.Start {
-			add(m.PID)
+	byToken := map[string]int{}
+	for i, rec := range recs {
+		if s, ok := t.procs[rec.PID]; ok && s.start == rec.Start {
+			claim(rec.PID, i)
+		}
+		for _, m := range rec.Family {
+			if s, ok := t.procs[m.PID]; ok && s.start == m.Start {
+				claim(m.PID, i)
+			}
+		}
+		if rec.Token != "" {
+			byToken[rec.Token] = i
 		}
 	}
-	if rec.Token != "" {
-		kv := spawnIDVar + "=" + rec.Token
+	if len(byToken) > 0 {
 		for pid, s := range t.procs {
-			if t.mine[pid] && !s.zombie() {
-				if has, _ := hasEnv(pid, kv); has {
-					add(pid)
+			if _, seen := owner[pid]; seen || !t.mine[pid] || s.zombie() {
+				continue
+			}
+			if v, _ := procEnvValue(pid, spawnIDVar); v != "" {
+				if i, ok := byToken[v]; ok {
+					claim(pid, i)
 				}
 			}
 		}
 	}
-	t.spread(member, keep)
-	n := 0
-	for pid := range member {
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, k := range t.kids[pid] {
+			claim(k, owner[pid])
+		}
+	}
+	for pid, i := range owner {
 		s := t.procs[pid]
 		if s.zombie() {
 			continue
 		}
-		n++
+		counts[i]++
 		unix.Kill(pid, syscall.SIGKILL)
-		if member[s.pgid] {
+		if _, led := owner[s.pgid]; led {
 			unix.Kill(-s.pgid, syscall.SIGKILL)
 		}
 	}
+	var cgs []string
+	for i, rec := range recs {
+		if !staleCgroup(rec.Cgroup) {
+			continue
+		}
+		for _, pid := range cgroupProcs(rec.Cgroup) {
+			if _, ok := owner[pid]; !ok {
+				counts[i]++
+			}
+		}
+		cgroupKill(rec.Cgroup)
+		cgs = append(cgs, rec.Cgroup)
+	}
 	// Those that re-parent to this process (when it is a subreaper
 	// ancestor of the dead supervisor, as a test or a session manager can
-	// be) are reaped here, each by its pid, once dead; the others by their
-	// parents. Bounded.
+	// be) are reaped here, each by its pid, once dead.
 	deadline := time.Now().Add(2 * time.Second)
-	for pid := range member {
+	for pid := range owner {
 		want := t.procs[pid].start
 		for time.Now().Before(deadline) {
 			s, ok := readStat(pid)
 			if !ok || s.start != want {
 				break // gone
 			}
-			if s.zombie() && s.ppid == me {
+			if s.zombie() {
+				if s.ppid != me {
+					break // ended; its parent reaps it
+				}
 				// (A Go program's main thread is a zombie a moment before
 				// the process can be reaped: try until it can.)
 				var ws unix.WaitStatus
@@ -581,5 +682,22 @@ func killStale(rec procRecord) int {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	return n
+	for _, p := range cgs {
+		removeCgroup(p, max(time.Until(deadline), 100*time.Millisecond))
+	}
+	return counts
+}
+
+// staleCgroup reports whether a recorded cgroup is one mcptray made: a
+// folder named mcptray-… with cgroup.kill, under a cgroup v2 mount.
+func staleCgroup(path string) bool {
+	if path == "" || !filepath.IsAbs(path) || !strings.HasPrefix(filepath.Base(path), "mcptray-") {
+		return false
+	}
+	mount := cgroup2Mount()
+	if mount == "" || !strings.HasPrefix(path, mount+"/") {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(path, "cgroup.kill"))
+	return err == nil
 }

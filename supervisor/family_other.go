@@ -2,7 +2,11 @@
 
 package supervisor
 
-import "os"
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
 
 // Outside Linux there is no /proc to find a server's family in and no
 // child subreaper: a stop reaches the server's process group (on Windows
@@ -14,7 +18,9 @@ const spawnIDVar = "MCPTRAY_SPAWN_ID"
 
 type family struct{ leader int }
 
-func newFamily(leader int, _ string, _, _, _ *os.File) *family { return &family{leader: leader} }
+func newFamily(leader int, _ string, _, _, _ *os.File, _ *cgroup) *family {
+	return &family{leader: leader}
+}
 
 func (*family) awaitLeader()  {}
 func (*family) leaderReaped() {}
@@ -23,6 +29,21 @@ func (*family) killAll() int  { return 0 }
 func (*family) refresh() bool { return false }
 
 func (*family) members() []procID { return nil }
+
+func (*family) watch(<-chan struct{}, func()) {}
+func (*family) close()                       {}
+
+// cgroup: Linux only.
+type cgroup struct{}
+
+func (*cgroup) dir() string { return "" }
+
+func startInCgroup(cmd *exec.Cmd) (*cgroup, error) { return nil, cmd.Start() }
+
+var errCgroupRefused = errors.New("cgroups are Linux only")
+
+func cgroupsRefused()                      {}
+func removeStaleCgroups(func(procID) bool) {}
 
 func (*family) followHeirs(func(pid int)) (ExitInfo, bool) { return ExitInfo{}, false }
 

@@ -41,6 +41,9 @@ type procRecord struct {
 	Start  uint64   `json:"start"`
 	Token  string   `json:"token,omitempty"` // the MCPTRAY_SPAWN_ID value its descendants carry
 	Family []procID `json:"family,omitempty"`
+	// Cgroup is the server's own cgroup (Linux, where one could be
+	// made): everything in it is the server's, whatever it did.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 type recordFile struct {
@@ -89,7 +92,7 @@ func newProcRecords(dir string, logger *slog.Logger) *procRecords {
 }
 
 // add records a server process just started (it leads its own group).
-func (r *procRecords) add(server string, pid int, token string) *procRecord {
+func (r *procRecords) add(server string, pid int, token, cgroup string) *procRecord {
 	if r == nil {
 		return nil
 	}
@@ -97,7 +100,7 @@ func (r *procRecords) add(server string, pid int, token string) *procRecord {
 	if !ok {
 		return nil // already gone
 	}
-	rec := &procRecord{Server: server, PID: pid, PGID: pid, Start: start, Token: token}
+	rec := &procRecord{Server: server, PID: pid, PGID: pid, Start: start, Token: token, Cgroup: cgroup}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.procs = append(r.procs, rec)
@@ -182,6 +185,8 @@ func cleanStaleRecords(dir string, logger *slog.Logger) int {
 		return 0
 	}
 	total := 0
+	var stale []staleFile
+	var claimedPaths []string
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(dir, name)
@@ -210,13 +215,29 @@ func cleanStaleRecords(dir string, logger *slog.Logger) int {
 		b, err := os.ReadFile(claimed)
 		var rf recordFile
 		if err == nil && json.Unmarshal(b, &rf) == nil && rf.Owner == owner && rf.Boot == bootID() {
+			stale = append(stale, staleFile{owner: owner, procs: rf.Procs})
+		}
+		claimedPaths = append(claimedPaths, claimed)
+	}
+	if len(stale) > 0 {
+		// One look at the processes for every record, every kill at once,
+		// then one bounded wait for all of them: a killed daemon's 30
+		// servers cost what one does.
+		var all []procRecord
+		for _, sf := range stale {
+			all = append(all, sf.procs...)
+		}
+		counts := killStale(all)
+		i := 0
+		for _, sf := range stale {
 			n := 0
 			var names []string
-			for _, p := range rf.Procs {
-				if k := killStale(p); k > 0 {
+			for _, p := range sf.procs {
+				if k := counts[i]; k > 0 {
 					n += k
 					names = append(names, p.Server)
 				}
+				i++
 			}
 			if n > 0 {
 				what := "processes"
@@ -224,13 +245,22 @@ func cleanStaleRecords(dir string, logger *slog.Logger) int {
 					what = "process"
 				}
 				logger.Warn(fmt.Sprintf("ended %d %s left running by mcptray pid %d, which did not stop cleanly (servers: %s)",
-					n, what, owner.PID, strings.Join(names, ", ")))
+					n, what, sf.owner.PID, strings.Join(names, ", ")))
 			}
 			total += n
 		}
-		os.Remove(claimed)
 	}
+	for _, c := range claimedPaths {
+		os.Remove(c)
+	}
+	removeStaleCgroups(ownerAlive)
 	return total
+}
+
+// staleFile is the record file of a supervisor that no longer runs.
+type staleFile struct {
+	owner procID
+	procs []procRecord
 }
 
 // parseRecordName reads "PID-START-…" from a record file name; rest is

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -53,13 +54,18 @@ type process struct {
 // into rg and lf.
 func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.Time) (*process, error) {
 	path, args := commandLine(spec.Path, spec.Args, spec.Env)
-	cmd := exec.Command(path, args...)
 	// The token marks every descendant that keeps its environment, so the
 	// family is found after it left the process group.
 	token := newToken()
-	cmd.Env = setEnv(slices.Clone(spec.Env), spawnIDVar, token)
-	cmd.Dir = spec.Dir
-	cmd.SysProcAttr = sysProcAttr()
+	env := setEnv(slices.Clone(spec.Env), spawnIDVar, token)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(path, args...)
+		cmd.Env = env
+		cmd.Dir = spec.Dir
+		cmd.SysProcAttr = sysProcAttr()
+		return cmd
+	}
+	cmd := newCmd()
 
 	var files []*os.File // child ends, closed after Start
 	closeAll := func(fs ...*os.File) {
@@ -91,7 +97,16 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		closeAll(append(files, inW, outR, errR)...)
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cg, err := startInCgroup(cmd)
+	if errors.Is(err, errCgroupRefused) {
+		// Started as before, in mcptray's cgroup.
+		again := newCmd()
+		again.Stdin, again.Stdout, again.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
+		if cmd, err = again, again.Start(); err == nil {
+			cgroupsRefused()
+		}
+	}
+	if err != nil {
 		group.close()
 		closeAll(append(files, inW, outR, errR)...)
 		return nil, err
@@ -104,7 +119,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		stdin:      inW,
 		stdout:     outR,
 		group:      group,
-		fam:        newFamily(cmd.Process.Pid, spawnIDVar+"="+token, inW, outR, errR),
+		fam:        newFamily(cmd.Process.Pid, token, inW, outR, errR, cg),
 		recs:       spec.Records,
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -120,13 +135,15 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		closeAll(inW, outR, errR)
 		return nil, err
 	}
-	p.rec = spec.Records.add(spec.Name, p.pid, token)
+	p.rec = spec.Records.add(spec.Name, p.pid, token, cg.dir())
 	go func() {
 		defer close(p.stderrDone)
 		defer errR.Close()
 		pumpStderr(errR, rg, lf, maxLine, now)
 	}()
-	go p.watchFamily()
+	if p.recs != nil && p.rec != nil {
+		p.fam.watch(p.exited, func() { p.recs.update(p.rec, p.fam.members()) })
+	}
 	go func() {
 		p.fam.awaitLeader()
 		err := cmd.Wait()
@@ -152,31 +169,6 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		close(p.exited)
 	}()
 	return p, nil
-}
-
-// watchFamily looks at the server's family now and then while it runs and
-// records the members it sees, so that if mcptray is killed the next
-// supervisor finds even a descendant that left the session and dropped the
-// token. It looks soon after the start (when servers start their helpers)
-// and then less and less often.
-func (p *process) watchFamily() {
-	if p.recs == nil || p.rec == nil {
-		return
-	}
-	d := 50 * time.Millisecond
-	for {
-		t := time.NewTimer(d)
-		select {
-		case <-p.exited:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		if p.fam.refresh() {
-			p.recs.update(p.rec, p.fam.members())
-		}
-		d = min(2*d, 30*time.Second)
-	}
 }
 
 // waitExit waits up to d (on clock) for the process to exit.
@@ -250,5 +242,6 @@ func (p *process) cleanup() {
 	}
 	p.stdout.Close()
 	p.group.close()
+	p.fam.close()
 	p.recs.remove(p.rec)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -33,6 +32,7 @@ func readStat(pid int) (procStat, bool) {
 // this file for every process on the machine, and an *os.File costs two
 // system calls more each time (the poller's, and a finalizer).
 func readStatOwner(pid int) (procStat, uint32, bool) {
+	procReads.Add(1)
 	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return procStat{}, 0, false
@@ -86,13 +86,18 @@ type procTable struct {
 	kids  map[int][]int // ppid → pids
 }
 
-// procTableReads counts the process tables read for a family's census
-// (tests count them: each costs tens of microseconds a process read).
-var procTableReads atomic.Int64
+// procReads counts the files and folders of /proc opened (and links read
+// there) by the census: what a look at the processes costs. Tests count
+// them; each costs microseconds, and a census that read a fixed share of
+// all of them per server would cost servers² per check.
+var procReads atomic.Int64
 
-// readProcTable reads every process in /proc.
+// readProcTable reads every process in /proc: the census's fallback where
+// the kernel does not list children (CONFIG_PROC_CHILDREN) or mcptray could
+// not become a subreaper, and the cleaner's look at a dead supervisor's
+// processes (which may have left its subtree for init's).
 func readProcTable() *procTable {
-	procTableReads.Add(1)
+	procReads.Add(1)
 	t := &procTable{procs: map[int]procStat{}, mine: map[int]bool{}, kids: map[int][]int{}}
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -117,70 +122,33 @@ func readProcTable() *procTable {
 	return t
 }
 
-// readSubtree reads root and the processes that descend from it, walking
-// each thread's /proc/PID/task/TID/children (every process on the machine
-// is not read, only these): ok is false when the kernel has no such files
-// (CONFIG_PROC_CHILDREN), and then nothing is read. The walk is no more one
-// atomic picture than a read of /proc: a process whose parent exits while
-// it is walked re-parents to root (a subreaper), so root's children are
-// read again at the end until they stay the same.
-func readSubtree(root int) (t *procTable, ok bool) {
-	kids, ok := childrenOf(root)
-	if !ok {
-		return nil, false
-	}
-	procTableReads.Add(1)
-	t = &procTable{procs: map[int]procStat{}, mine: map[int]bool{}, kids: map[int][]int{}}
-	if s, ok := readStat(root); ok {
-		t.procs[root] = s
-	}
-	walk := func(kids []int) {
-		queue := slices.Clone(kids)
-		for len(queue) > 0 {
-			pid := queue[0]
-			queue = queue[1:]
-			if _, seen := t.procs[pid]; seen {
-				continue
-			}
-			s, ok := readStat(pid)
-			if !ok {
-				continue // gone
-			}
-			t.procs[pid] = s
-			t.mine[pid] = true // a subreaper's descendant is its user's
-			t.kids[s.ppid] = append(t.kids[s.ppid], pid)
-			more, _ := childrenOf(pid)
-			queue = append(queue, more...)
-		}
-	}
-	walk(kids)
-	for range 5 {
-		again, _ := childrenOf(root)
-		if !slices.ContainsFunc(again, func(pid int) bool { _, seen := t.procs[pid]; return !seen }) {
-			break
-		}
-		walk(again)
-	}
-	return t, true
-}
-
 // childrenOf lists pid's children, from the children file of each of its
 // threads; ok is false when the kernel has no such files. A process that
 // is gone has none.
 func childrenOf(pid int) (kids []int, ok bool) {
+	kids, _, unsupported := listChildren(pid)
+	return kids, !unsupported
+}
+
+// listChildren lists pid's children; gone is true when pid has no threads
+// left (it exited: its children moved to the subreaper), unsupported when
+// the kernel has no children files.
+func listChildren(pid int) (kids []int, gone, unsupported bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	procReads.Add(1)
 	d, err := os.Open(dir)
 	if err != nil {
-		return nil, true // gone (or a zombie: no threads left)
+		return nil, true, false // gone (or a zombie: no threads left)
 	}
 	tids, _ := d.Readdirnames(-1)
 	d.Close()
 	var buf [4096]byte
 	for _, tid := range tids {
+		procReads.Add(1)
 		fd, err := unix.Open(dir+"/"+tid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) {
 			if _, serr := os.Stat(dir + "/" + tid); serr == nil {
-				return nil, false // the thread is there, its children file is not
+				return nil, false, true // the thread is there, its children file is not
 			}
 			continue // the thread ended
 		}
@@ -202,7 +170,7 @@ func childrenOf(pid int) (kids []int, ok bool) {
 			}
 		}
 	}
-	return kids, true
+	return kids, len(tids) == 0, false
 }
 
 // spread adds to set the descendants of its members that keep accepts
@@ -254,22 +222,34 @@ func (t *procTable) subtree(pid int) map[int]procStat {
 // entry kv. ok is false when the environment could not be read or is empty
 // (as during an exec).
 func hasEnv(pid int, kv string) (has, ok bool) {
+	k, v, _ := strings.Cut(kv, "=")
+	got, ok := procEnvValue(pid, k)
+	return ok && got == v && got != "", ok
+}
+
+// procEnvValue is the value of key in the environment pid started with ("" if
+// absent); ok is false when the environment could not be read or is empty
+// (as during an exec).
+func procEnvValue(pid int, key string) (string, bool) {
+	procReads.Add(1)
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil || len(b) == 0 {
-		return false, false
+		return "", false
 	}
+	prefix := []byte(key + "=")
 	for _, e := range bytes.Split(b, []byte{0}) {
-		if string(e) == kv {
-			return true, true
+		if v, ok := bytes.CutPrefix(e, prefix); ok {
+			return string(v), true
 		}
 	}
-	return false, true
+	return "", true
 }
 
 // pipeInodes returns the pipe inodes pid holds open; ok is false when its
 // open files could not be read.
 func pipeInodes(pid int) (inos map[uint64]bool, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	procReads.Add(1)
 	d, err := os.Open(dir)
 	if err != nil {
 		return nil, false
@@ -281,6 +261,7 @@ func pipeInodes(pid int) (inos map[uint64]bool, ok bool) {
 	}
 	var out map[uint64]bool
 	for _, n := range names {
+		procReads.Add(1)
 		l, err := os.Readlink(dir + "/" + n)
 		if err != nil {
 			continue

@@ -30,7 +30,15 @@ func bootID() string {
 // recorded start time, and its process group (macOS has no parent-death
 // signal, so the server itself usually outlived the supervisor). Members
 // that left the group are not found here.
-func killStale(rec procRecord) int {
+func killStale(recs []procRecord) []int {
+	out := make([]int, len(recs))
+	for i, rec := range recs {
+		out[i] = killStaleOne(rec)
+	}
+	return out
+}
+
+func killStaleOne(rec procRecord) int {
 	n := 0
 	if start, ok := procStartTime(rec.PID); ok && start == rec.Start {
 		unix.Kill(-rec.PGID, unix.SIGKILL)

@@ -1,0 +1,54 @@
+package supervisor
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"mcptray/registry"
+)
+
+// censusReads runs n servers that each start a child (sh and a sleep that
+// outlives it), waits until all run, stops them all, and returns the /proc
+// reads that cost, per server.
+func censusReads(t testing.TB, n int) float64 {
+	var servers []*registry.Server
+	for i := range n {
+		servers = append(servers, &registry.Server{Name: fmt.Sprintf("s%02d", i), Command: "sh",
+			Args: []string{"-c", "sleep 1000 & exec cat"}, Autostart: true})
+	}
+	o := testOptions(t)
+	o.StopGrace, o.KillGrace = 2*time.Second, 2*time.Second
+	s := New(servers, o)
+	before := procReads.Load()
+	stop := runSup(t, s)
+	for _, srv := range servers {
+		waitState(t, s, srv.Name, "running", inState(StateRunning))
+	}
+	stop()
+	return float64(procReads.Load()-before) / float64(n)
+}
+
+// TestCensusReadsLinear: what the census reads of /proc to run and stop n
+// servers grows with n, not with n²: each family's look reads that family
+// (and mcptray's own children), not every server's processes.
+func TestCensusReadsLinear(t *testing.T) {
+	one := censusReads(t, 1)
+	ten := censusReads(t, 10)
+	fifty := censusReads(t, 50)
+	t.Logf("/proc reads per server: %.0f for 1 server, %.0f for 10, %.0f for 50", one, ten, fifty)
+	// Linear: the cost per server stays flat (within what a loaded
+	// machine adds: looks repeated while processes are mid-exit).
+	// Quadratic would multiply it by 5 from 10 to 50 servers.
+	if fifty > 2*ten || fifty > 3*one {
+		t.Errorf("/proc reads per server grow with the number of servers: %.0f (1), %.0f (10), %.0f (50)", one, ten, fifty)
+	}
+}
+
+// BenchmarkCensus measures the /proc reads and time of running and
+// stopping 50 servers.
+func BenchmarkCensus(b *testing.B) {
+	for b.Loop() {
+		b.ReportMetric(censusReads(b, 50), "proc-reads/server")
+	}
+}

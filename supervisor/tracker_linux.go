@@ -1,0 +1,434 @@
+package supervisor
+
+import (
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// tracker is what every family of the process shares: which family each
+// token, pipe, process group and known member belongs to, and the orphans
+// already told apart. An orphan (a process re-parented to mcptray, the
+// subreaper) is read once, its environment and open files, and named for
+// every family at once; a family's census then costs what that family
+// holds. The tracker also looks at the families now and then to record
+// their members for the next supervisor, one goroutine for all, and reaps
+// the children mcptray inherits that belong to no family.
+type tracker struct {
+	mu       sync.Mutex
+	byToken  map[string]*family
+	byPipe   map[uint64]*family
+	byLeader map[int]*family // a live leader's pid: its process group
+	byID     map[int]*family // process groups and sessions members were seen in
+	member   map[procID]*family
+	told     map[procID]told // orphans told apart
+	watched  map[*family]*watch
+	wake     chan struct{}
+	watching bool
+}
+
+// told is what an orphan was found to be: f nil for a process of no family
+// (looked at again after toldFor: a family may learn its session since).
+type told struct {
+	f  *family
+	at time.Time
+}
+
+const toldFor = time.Second
+
+// watch is a family's schedule of looks for the record file.
+type watch struct {
+	next   time.Time
+	delay  time.Duration
+	onNew  func()
+	exited <-chan struct{}
+}
+
+var track = &tracker{
+	byToken: map[string]*family{}, byPipe: map[uint64]*family{}, byLeader: map[int]*family{},
+	byID: map[int]*family{}, member: map[procID]*family{}, told: map[procID]told{},
+	watched: map[*family]*watch{}, wake: make(chan struct{}, 1),
+}
+
+func (t *tracker) add(f *family) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f.token != "" {
+		t.byToken[f.token] = f
+	}
+	for _, ino := range f.pipes {
+		if ino != 0 {
+			t.byPipe[ino] = f
+		}
+	}
+	t.byLeader[f.leader] = f
+	if f.leaderStart != 0 {
+		t.member[procID{PID: f.leader, Start: f.leaderStart}] = f
+	}
+}
+
+// remove forgets f. The caller holds f.mu.
+func (t *tracker) remove(f *family) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byToken[f.token] == f {
+		delete(t.byToken, f.token)
+	}
+	for _, ino := range f.pipes {
+		if t.byPipe[ino] == f {
+			delete(t.byPipe, ino)
+		}
+	}
+	if t.byLeader[f.leader] == f {
+		delete(t.byLeader, f.leader)
+	}
+	for id := range f.ids {
+		if t.byID[id] == f {
+			delete(t.byID, id)
+		}
+	}
+	for pid, start := range f.known {
+		if id := (procID{PID: pid, Start: start}); t.member[id] == f {
+			delete(t.member, id)
+		}
+	}
+	delete(t.member, procID{PID: f.leader, Start: f.leaderStart})
+	for id, k := range t.told {
+		if k.f == f {
+			delete(t.told, id)
+		}
+	}
+	delete(t.watched, f)
+}
+
+func (t *tracker) leaderReaped(f *family) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byLeader[f.leader] == f {
+		delete(t.byLeader, f.leader)
+	}
+}
+
+func (t *tracker) noteMember(f *family, id procID) {
+	t.mu.Lock()
+	t.member[id] = f
+	t.mu.Unlock()
+}
+
+func (t *tracker) dropMember(id procID) {
+	t.mu.Lock()
+	delete(t.member, id)
+	delete(t.told, id)
+	t.mu.Unlock()
+}
+
+func (t *tracker) noteID(f *family, id int) {
+	t.mu.Lock()
+	if t.byID[id] == nil {
+		t.byID[id] = f
+	}
+	t.mu.Unlock()
+}
+
+// classify says which family an orphan belongs to (nil: none); unsure is
+// true when it could not be told (its environment and open files could
+// not be read, as in the middle of an exec).
+func (t *tracker) classify(s procStat, src *procSource) (f *family, unsure bool) {
+	id := procID{PID: s.pid, Start: s.start}
+	now := time.Now()
+	t.mu.Lock()
+	if f := t.member[id]; f != nil {
+		t.mu.Unlock()
+		return f, false
+	}
+	if k, ok := t.told[id]; ok && (k.f != nil || now.Sub(k.at) < toldFor) {
+		t.mu.Unlock()
+		return k.f, false
+	}
+	if f := t.byLeader[s.pgid]; f != nil && !s.zombie() {
+		t.mu.Unlock()
+		return f, false
+	}
+	byID := func() *family {
+		for _, i := range []int{s.pid, s.pgid, s.sid} {
+			if f := t.byID[i]; f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	if s.zombie() {
+		// Dead before it was seen: its group or session may say whose it
+		// was (the middle process of a double fork).
+		f := byID()
+		t.mu.Unlock()
+		return f, false
+	}
+	t.mu.Unlock()
+	token, envOK := procEnvValue(s.pid, spawnIDVar)
+	inos, fdOK := pipeInodes(s.pid)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if token != "" {
+		f = t.byToken[token]
+	}
+	for ino := range inos {
+		if f != nil {
+			break
+		}
+		f = t.byPipe[ino]
+	}
+	if f == nil {
+		f = byID()
+	}
+	if f == nil && (!envOK || !fdOK) {
+		return nil, true
+	}
+	t.told[id] = told{f: f, at: now}
+	return f, false
+}
+
+// owns reports whether a zombie child belongs to a family, which reaps it
+// (and may want its exit status: an heir's).
+func (t *tracker) owns(s procStat) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.member[procID{PID: s.pid, Start: s.start}] != nil || t.told[procID{PID: s.pid, Start: s.start}].f != nil {
+		return true
+	}
+	return t.byID[s.pid] != nil || t.byID[s.pgid] != nil || t.byID[s.sid] != nil
+}
+
+// watch looks at f soon after its start (when servers start their
+// helpers) and then less and less often, calling onNew when a look found
+// members not seen before, until exited is closed. One goroutine serves
+// every family.
+func (t *tracker) watch(f *family, exited <-chan struct{}, onNew func()) {
+	t.mu.Lock()
+	t.watched[f] = &watch{next: time.Now().Add(50 * time.Millisecond), delay: 50 * time.Millisecond, onNew: onNew, exited: exited}
+	if !t.watching {
+		t.watching = true
+		go t.watchLoop()
+	}
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tracker) watchLoop() {
+	timer := time.NewTimer(time.Hour)
+	for {
+		now := time.Now()
+		var due []*family
+		var ws []*watch
+		next := now.Add(time.Hour)
+		t.mu.Lock()
+		for f, w := range t.watched {
+			select {
+			case <-w.exited:
+				delete(t.watched, f)
+				continue
+			default:
+			}
+			if !w.next.After(now) {
+				due = append(due, f)
+				ws = append(ws, w)
+				w.delay = min(2*w.delay, 30*time.Second)
+				w.next = now.Add(w.delay)
+			}
+			if w.next.Before(next) {
+				next = w.next
+			}
+		}
+		t.mu.Unlock()
+		for i, f := range due {
+			if f.refresh() {
+				ws[i].onNew()
+			}
+		}
+		timer.Reset(time.Until(next))
+		select {
+		case <-timer.C:
+		case <-t.wake:
+			timer.Stop() // (since Go 1.23 no stale tick follows a Stop)
+		}
+	}
+}
+
+// procSource reads the processes a census looks at, each at most once per
+// census: from /proc/PID/stat and the children files where the kernel has
+// them and mcptray is a subreaper (so its orphans are its children), else
+// from one read of all of /proc.
+type procSource struct {
+	self   int
+	table  *procTable
+	stats  map[int]procStat
+	gone   map[int]bool
+	kids   map[int][]int
+	kidsOK map[int]bool
+}
+
+func newProcSource(self int) *procSource {
+	s := &procSource{self: self, stats: map[int]procStat{}, gone: map[int]bool{}, kids: map[int][]int{}, kidsOK: map[int]bool{}}
+	if !subreaper || !childFiles {
+		s.table = readProcTable()
+	}
+	return s
+}
+
+func (s *procSource) stat(pid int) (procStat, bool) {
+	if s.table != nil {
+		p, ok := s.table.procs[pid]
+		return p, ok
+	}
+	if p, ok := s.stats[pid]; ok {
+		return p, true
+	}
+	if s.gone[pid] {
+		return procStat{}, false
+	}
+	p, ok := readStat(pid)
+	if !ok {
+		s.gone[pid] = true
+		return p, false
+	}
+	s.stats[pid] = p
+	return p, true
+}
+
+// childrenOK lists pid's children; ok is false when pid is gone.
+func (s *procSource) childrenOK(pid int) ([]int, bool) {
+	if s.table != nil {
+		_, ok := s.table.procs[pid]
+		return s.table.kids[pid], ok
+	}
+	if k, ok := s.kids[pid]; ok {
+		return k, s.kidsOK[pid]
+	}
+	k, gone, _ := listChildren(pid)
+	s.kids[pid], s.kidsOK[pid] = k, !gone
+	return k, !gone
+}
+
+// children lists the processes to tell apart as orphans: mcptray's
+// children, or every process of the user where orphans go to init.
+func (s *procSource) children(self int) []int {
+	if s.table != nil {
+		var out []int
+		for pid := range s.table.procs {
+			if s.table.mine[pid] {
+				out = append(out, pid)
+			}
+		}
+		return out
+	}
+	k, _ := s.childrenOK(self)
+	return k
+}
+
+// forget drops what was read of pid's children, to read them again.
+func (s *procSource) forget(pid int) { delete(s.kids, pid) }
+
+// group lists the processes of the leader's group (known only from a
+// read of all of /proc; otherwise those that left its subtree are
+// orphans, told apart by their group).
+func (s *procSource) group(leader int, reaped bool) []procStat {
+	if s.table == nil || reaped {
+		return nil
+	}
+	var out []procStat
+	for _, p := range s.table.procs {
+		if p.pgid == leader && s.table.mine[p.pid] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reapInherited reaps, on every SIGCHLD, the zombie children that nobody
+// else waits for: orphans mcptray inherited as a subreaper that no family
+// claims (the servers of a daemon killed under the desktop app, which
+// would otherwise stay <defunct> until the app quits and keep the next
+// daemon's cleaner waiting). A child some code in this process waits for
+// is never taken from it: os/exec's children are named by a pidfd this
+// process holds, and children started without a process group of their
+// own share mcptray's.
+func reapInherited() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGCHLD)
+	reapOrphans()
+	for range ch {
+		reapOrphans()
+	}
+}
+
+func reapOrphans() {
+	self, pg := os.Getpid(), unix.Getpgrp()
+	kids, ok := childrenOf(self)
+	if !ok {
+		kids = readProcTable().kids[self]
+	}
+	var held map[int]bool
+	for _, k := range kids {
+		if isActiveLeader(k) {
+			continue
+		}
+		s, ok := readStat(k)
+		if !ok || !s.zombie() || s.ppid != self || s.pgid == pg || track.owns(s) {
+			continue
+		}
+		if held == nil {
+			held = pidfdsHeld()
+			if held == nil {
+				return // cannot tell whose they are
+			}
+		}
+		if held[k] {
+			continue
+		}
+		var ws unix.WaitStatus
+		unix.Wait4(k, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// pidfdsHeld lists the processes this process holds a pidfd of (os/exec
+// holds one for every child it will wait for); nil when that cannot be
+// told.
+func pidfdsHeld() map[int]bool {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	out := map[int]bool{}
+	for _, n := range names {
+		l, err := os.Readlink("/proc/self/fd/" + n)
+		if err != nil || l != "anon_inode:[pidfd]" {
+			continue
+		}
+		b, err := os.ReadFile("/proc/self/fdinfo/" + n)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+				if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+					out[pid] = true
+				}
+			}
+		}
+	}
+	return out
+}
