@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -24,6 +25,10 @@ func censusReads(t testing.TB, n int) float64 {
 	stop := runSup(t, s)
 	for _, srv := range servers {
 		waitState(t, s, srv.Name, "running", inState(StateRunning))
+	}
+	if os.Getenv("CENSUS_DEBUG") != "" {
+		ents, _ := os.ReadDir("/proc/self/task")
+		t.Logf("%d servers: %d threads here", n, len(ents))
 	}
 	stop()
 	return float64(procReads.Load()-before) / float64(n)

@@ -251,6 +251,11 @@ func (f *family) look(kind int) census {
 			if _, ok := member[k]; ok || isActiveLeader(k) {
 				continue
 			}
+			if src.table == nil {
+				if of, ok := track.child(k); ok && of != f {
+					continue // told apart before: another family's, or none's
+				}
+			}
 			s, ok := src.stat(k)
 			if !ok {
 				continue
@@ -371,7 +376,9 @@ func (f *family) holding(pid int) (h uint8, ok bool) {
 func reap(zs []procStat) {
 	for _, z := range zs {
 		var ws unix.WaitStatus
-		unix.Wait4(z.pid, &ws, unix.WNOHANG, nil)
+		if got, _ := unix.Wait4(z.pid, &ws, unix.WNOHANG, nil); got == z.pid {
+			track.reaped(z.pid)
+		}
 	}
 }
 
@@ -561,6 +568,7 @@ func reapHeir(h procStat, self int, prev ExitInfo) ExitInfo {
 	if pid, err := unix.Wait4(h.pid, &ws, unix.WNOHANG, nil); err != nil || pid != h.pid {
 		return prev
 	}
+	track.reaped(h.pid)
 	if ws.Signaled() {
 		return ExitInfo{Code: -1, Signal: unix.SignalName(ws.Signal())}
 	}
@@ -675,7 +683,11 @@ func killStale(recs []procRecord) []int {
 				// (A Go program's main thread is a zombie a moment before
 				// the process can be reaped: try until it can.)
 				var ws unix.WaitStatus
-				if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); got == pid || err != nil {
+				got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+				if got == pid {
+					track.reaped(pid)
+				}
+				if got == pid || err != nil {
 					break
 				}
 			}

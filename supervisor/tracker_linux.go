@@ -28,6 +28,11 @@ type tracker struct {
 	byID     map[int]*family // process groups and sessions members were seen in
 	member   map[procID]*family
 	told     map[procID]told // orphans told apart
+	// kids are mcptray's children told apart, by pid alone: a child's pid
+	// cannot name another process until mcptray reaps it, and every reap
+	// here forgets it (reaped). A census then skips other families'
+	// orphans without reading even their stat.
+	kids map[int]told
 	watched  map[*family]*watch
 	wake     chan struct{}
 	watching bool
@@ -52,7 +57,7 @@ type watch struct {
 
 var track = &tracker{
 	byToken: map[string]*family{}, byPipe: map[uint64]*family{}, byLeader: map[int]*family{},
-	byID: map[int]*family{}, member: map[procID]*family{}, told: map[procID]told{},
+	byID: map[int]*family{}, member: map[procID]*family{}, told: map[procID]told{}, kids: map[int]told{},
 	watched: map[*family]*watch{}, wake: make(chan struct{}, 1),
 }
 
@@ -104,6 +109,11 @@ func (t *tracker) remove(f *family) {
 			delete(t.told, id)
 		}
 	}
+	for pid, k := range t.kids {
+		if k.f == f {
+			delete(t.kids, pid)
+		}
+	}
 	delete(t.watched, f)
 }
 
@@ -113,6 +123,24 @@ func (t *tracker) leaderReaped(f *family) {
 	if t.byLeader[f.leader] == f {
 		delete(t.byLeader, f.leader)
 	}
+}
+
+// child says what a child of mcptray was told to be, without reading it.
+func (t *tracker) child(pid int) (f *family, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.kids[pid]
+	if ok && k.f == nil && time.Since(k.at) >= toldFor {
+		return nil, false
+	}
+	return k.f, ok
+}
+
+// reaped forgets a child of mcptray that was reaped: its pid is free.
+func (t *tracker) reaped(pid int) {
+	t.mu.Lock()
+	delete(t.kids, pid)
+	t.mu.Unlock()
 }
 
 func (t *tracker) noteMember(f *family, id procID) {
@@ -191,6 +219,9 @@ func (t *tracker) classify(s procStat, src *procSource) (f *family, unsure bool)
 		return nil, true
 	}
 	t.told[id] = told{f: f, at: now}
+	if s.ppid == src.self {
+		t.kids[s.pid] = told{f: f, at: now}
+	}
 	return f, false
 }
 
@@ -381,6 +412,9 @@ func reapOrphans() {
 		if isActiveLeader(k) {
 			continue
 		}
+		if f, ok := track.child(k); ok && f != nil {
+			continue // a family's: it reaps its own
+		}
 		s, ok := readStat(k)
 		if !ok || !s.zombie() || s.ppid != self || s.pgid == pg || track.owns(s) {
 			continue
@@ -395,7 +429,9 @@ func reapOrphans() {
 			continue
 		}
 		var ws unix.WaitStatus
-		unix.Wait4(k, &ws, unix.WNOHANG, nil)
+		if got, _ := unix.Wait4(k, &ws, unix.WNOHANG, nil); got == k {
+			track.reaped(k)
+		}
 	}
 }
 
