@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"sync/atomic"
 )
 
 // Outside Linux there is no /proc to find a server's family in and no
@@ -34,6 +35,8 @@ func (*family) watch(<-chan struct{}, func()) {}
 func (*family) close()                       {}
 
 // cgroup: Linux only.
+var noCgroups atomic.Bool
+
 type cgroup struct{}
 
 func (*cgroup) dir() string { return "" }

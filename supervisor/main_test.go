@@ -101,6 +101,28 @@ func child(mode string) {
 		}
 		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
 		os.Exit(0)
+	case "setsid-noenv-pipes", "setsid-noenv-nopipes":
+		// A grandchild in a session of its own with a cleared environment
+		// (no token, no mark: only what it needs to run), keeping the
+		// server's stdin, stdout and stderr or with none; then serves.
+		startChild(clearedEnv("ignore-term"), &syscall.SysProcAttr{Setsid: true}, mode == "setsid-noenv-pipes")
+		waitPidFile(os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE"))
+		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		os.Exit(0)
+	case "vanish":
+		// A middle process in a session of its own with a cleared
+		// environment and no stdio starts the grandchild the same way and
+		// exits at once: nothing is left that names the grandchild but
+		// its cgroup.
+		middle := clearedEnv("vanish-middle")
+		middle[1] = "SUPERVISOR_TEST_PIDFILE=" // only the grandchild writes it
+		startChild(middle, &syscall.SysProcAttr{Setsid: true}, false)
+		waitPidFile(os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE"))
+		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		os.Exit(0)
+	case "vanish-middle":
+		startChild(clearedEnv("ignore-term"), nil, false)
+		os.Exit(0)
 	case "daemonize":
 		// A double fork: starts a middle process in a new session with
 		// stdin, stdout and stderr, and exits 0 at once; the middle one
@@ -403,6 +425,13 @@ func startChild(env []string, attr *syscall.SysProcAttr, stdio bool) {
 	}
 }
 
+// clearedEnv is an environment with nothing of the server's: the child
+// mode, the grandchild's pid file and what a race-enabled binary needs.
+func clearedEnv(mode string) []string {
+	gpf := os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE")
+	return []string{"SUPERVISOR_TEST_CHILD=" + mode, "SUPERVISOR_TEST_PIDFILE=" + gpf, "SUPERVISOR_TEST_GRANDPIDFILE=" + gpf, "GORACE=atexit_sleep_ms=0"}
+}
+
 // waitPidFile waits until a child wrote its pid file.
 func waitPidFile(f string) {
 	for {
@@ -429,8 +458,14 @@ func superviseChild() {
 	var servers []*registry.Server
 	for _, nm := range strings.Split(os.Getenv("SUPERVISOR_TEST_SERVERS"), ",") {
 		name, mode, _ := strings.Cut(nm, "=")
-		servers = append(servers, &registry.Server{Name: name, Command: exe, Autostart: true,
-			Env: map[string]string{"SUPERVISOR_TEST_CHILD": mode, "GORACE": "atexit_sleep_ms=0"}})
+		env := map[string]string{"SUPERVISOR_TEST_CHILD": mode, "GORACE": "atexit_sleep_ms=0"}
+		if f := os.Getenv("SUPERVISOR_TEST_GRANDPIDFILE"); f != "" {
+			env["SUPERVISOR_TEST_GRANDPIDFILE"] = f + "." + name
+		}
+		servers = append(servers, &registry.Server{Name: name, Command: exe, Autostart: true, Env: env})
+	}
+	if os.Getenv("SUPERVISOR_TEST_NOCGROUP") != "" {
+		noCgroups.Store(true)
 	}
 	s := New(servers, &Options{Checker: mcpChecker{}, NoLogFiles: true, ProcDir: os.Getenv("SUPERVISOR_TEST_PROCDIR"),
 		Environ: func(context.Context) []string { return os.Environ() }})
