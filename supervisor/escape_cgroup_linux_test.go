@@ -161,7 +161,6 @@ func containsPid(pids []int, pid int) bool {
 	return false
 }
 
-
 func readRecord(t *testing.T, path string) recordFile {
 	var rf recordFile
 	b, err := os.ReadFile(path)

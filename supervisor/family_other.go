@@ -32,7 +32,7 @@ func (*family) refresh() bool { return false }
 func (*family) members() []procID { return nil }
 
 func (*family) watch(<-chan struct{}, func()) {}
-func (*family) close()                       {}
+func (*family) close()                        {}
 
 // cgroup: Linux only.
 var noCgroups atomic.Bool

@@ -32,7 +32,7 @@ type tracker struct {
 	// cannot name another process until mcptray reaps it, and every reap
 	// here forgets it (reaped). A census then skips other families'
 	// orphans without reading even their stat.
-	kids map[int]told
+	kids     map[int]told
 	watched  map[*family]*watch
 	wake     chan struct{}
 	watching bool
