@@ -177,7 +177,7 @@ func (a *attempt) start() (ending, bool) {
 	}
 	a.p = p
 	u.logf.note(p.started, "started pid %d: %s", p.pid, displayCommand(a.srv))
-	a.target.Stdin, a.target.Stdout, a.target.Exited = p.stdin, p.stdout, p.exited
+	a.target.Stdin, a.target.Stdout, a.target.Exited = p.input(), p.stdout, p.exited
 	state, reason := StateRunning, fmt.Sprintf("process %d started", p.pid)
 	var diag *healthcheck.Diagnosis
 	if o.Checker != nil {
@@ -327,6 +327,12 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		var d *healthcheck.Diagnosis
 		hcDiag := errors.As(r.err, &d)
 		switch {
+		case errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && a.p != nil && a.p.waitExit(a.clock, exitReapGrace) && a.neverRead():
+			// Ended while server/discover was pending, without having read
+			// a byte of it: it ended whatever was sent. Its exit code and
+			// stderr say why; starting it again with initialize would
+			// only start it twice.
+			return ending{by: endExited, duringStartup: true}, true
 		case errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && a.p != nil && u.era != healthcheck.EraLegacy:
 			u.era = healthcheck.EraLegacy
 			// The hint is a guess until a handshake confirms it: not shown yet.
@@ -558,10 +564,22 @@ func (a *attempt) guessLegacy() bool {
 	if a.p == nil || a.o.Checker == nil || a.sess != nil || u.eraSeen || a.target.EraHint == healthcheck.EraLegacy {
 		return false
 	}
+	if a.neverRead() {
+		// It never read its stdin: it ended whatever was sent, and the
+		// same start again would end the same way.
+		return false
+	}
 	u.era = healthcheck.EraLegacy
 	// The hint is a guess until a handshake confirms it: not shown yet.
 	u.set(StateStarting, "exited during the handshake; starting again with the initialize handshake", nil, nil)
 	return true
+}
+
+// neverRead reports whether the process, now exited, is known to have read
+// none of what the health check wrote to its stdin.
+func (a *attempt) neverRead() bool {
+	consumed, known := a.p.consumedInput()
+	return known && !consumed
 }
 
 // forgetGuess drops a legacy hint no handshake confirmed, once an attempt

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +57,26 @@ func TestCensusReadsLinear(t *testing.T) {
 func BenchmarkCensus(b *testing.B) {
 	for b.Loop() {
 		b.ReportMetric(censusReads(b, 50), "proc-reads/server")
+	}
+}
+
+// A server that exits at once, without reading its stdin, is started once
+// per attempt: a restart = "never" server runs once and shows no restart
+// (it was started a second time with initialize, as if it had died on
+// server/discover).
+func TestExitAtOnceStartedOnce(t *testing.T) {
+	for _, mode := range []string{"exit0", "crash"} {
+		t.Run(mode, func(t *testing.T) {
+			starts := filepath.Join(t.TempDir(), "starts")
+			srv := childServer(t, "once", mode, "SUPERVISOR_TEST_STARTS="+starts)
+			srv.Restart = registry.RestartNever
+			s := New([]*registry.Server{srv}, escapeOptions(t))
+			runSup(t, s)
+			st := waitState(t, s, "once", "stopped", func(st *ServerState) bool { return st.State == StateStopped && st.LastExit != nil })
+			b, _ := os.ReadFile(starts)
+			if n := strings.Count(string(b), "\n"); n != 1 || st.Restarts != 0 {
+				t.Errorf("started %d times, %d restarts shown; want once, none (%s)", n, st.Restarts, st.Reason)
+			}
+		})
 	}
 }

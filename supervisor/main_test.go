@@ -36,6 +36,13 @@ func TestMain(m *testing.M) {
 }
 
 func child(mode string) {
+	if f := os.Getenv("SUPERVISOR_TEST_STARTS"); f != "" {
+		// One line per start.
+		if w, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fmt.Fprintln(w, os.Getpid())
+			w.Close()
+		}
+	}
 	if f := os.Getenv("SUPERVISOR_TEST_PIDFILE"); f != "" {
 		os.WriteFile(f+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o600)
 		os.Rename(f+".tmp", f)
@@ -59,7 +66,10 @@ func child(mode string) {
 			}
 		}
 		os.Exit(0)
-	case "crash":
+	case "crash", "read-crash":
+		if mode == "read-crash" {
+			bufio.NewReader(os.Stdin).ReadString('\n')
+		}
 		fmt.Fprintln(os.Stderr, "starting up")
 		fmt.Fprintln(os.Stderr, "fatal: boom")
 		os.Exit(3)

@@ -2,9 +2,11 @@ package supervisor
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -44,6 +46,14 @@ type process struct {
 	recs    *procRecords
 	rec     *procRecord
 	heir    atomic.Int64 // the descendant serving in the exited leader's place, 0 if none
+
+	// written counts the bytes written to the server's stdin; with what
+	// was left unread in the pipe when the leader exited it tells whether
+	// the server read any of its input (see consumedInput).
+	written     atomic.Int64
+	unreadOnce  sync.Once
+	unreadAtEnd int
+	unreadKnown bool
 
 	exited     chan struct{} // closed once the server ended: the leader exited and no heir is left
 	exit       ExitInfo      // valid after exited is closed
@@ -146,6 +156,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 	}
 	go func() {
 		p.fam.awaitLeader()
+		p.noteUnread()
 		err := cmd.Wait()
 		p.fam.leaderReaped()
 		exit := exitInfo(cmd.ProcessState, err)
@@ -169,6 +180,41 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// input is the server's stdin as the health check writes to it: the bytes
+// are counted.
+func (p *process) input() io.WriteCloser { return countingStdin{p} }
+
+type countingStdin struct{ p *process }
+
+func (c countingStdin) Write(b []byte) (int, error) {
+	n, err := c.p.stdin.Write(b)
+	c.p.written.Add(int64(n))
+	return n, err
+}
+
+func (c countingStdin) Close() error {
+	c.p.noteUnread()
+	return c.p.stdin.Close()
+}
+
+// noteUnread takes, once, what is left unread in the stdin pipe: when the
+// leader exited, or when stdin is closed first (the health check closes
+// it once the server's stdout ended, as the server exits).
+func (p *process) noteUnread() {
+	p.unreadOnce.Do(func() { p.unreadAtEnd, p.unreadKnown = pipeUnread(p.stdin) })
+}
+
+// consumedInput says, once the process exited, whether it had read any of
+// what was written to its stdin; known is false where a pipe cannot say
+// how much is left in it.
+func (p *process) consumedInput() (consumed, known bool) {
+	p.noteUnread()
+	if !p.unreadKnown {
+		return false, false
+	}
+	return p.written.Load() > int64(p.unreadAtEnd), true
 }
 
 // waitExit waits up to d (on clock) for the process to exit.
@@ -196,6 +242,7 @@ func (p *process) waitExit(clock Clock, d time.Duration) bool {
 // killGrace, kill the group. It returns once the process is reaped and its
 // group is gone (bounded). The caller has called stopping.
 func (p *process) stop(clock Clock, grace, killGrace time.Duration) {
+	p.noteUnread()
 	p.stdin.Close()
 	if !p.waitExit(clock, grace) {
 		p.group.terminate(p.fam.groupPid())

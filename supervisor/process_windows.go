@@ -156,3 +156,6 @@ func exitInfo(ps *os.ProcessState, err error) ExitInfo {
 	}
 	return ExitInfo{Code: ps.ExitCode()}
 }
+
+// pipeUnread: not known on Windows (see process_bsd.go).
+func pipeUnread(*os.File) (int, bool) { return 0, false }

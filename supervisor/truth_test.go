@@ -470,13 +470,14 @@ func TestProbeFitsTheDeadline(t *testing.T) {
 // once is not pinned to legacy.
 func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
 	fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
+		tg.Stdin.Write([]byte("{}\n")) // read before it crashes: it may have died of it
 		<-tg.Exited
 		return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
 	}}
 	clock := newFakeClock()
 	o := healthOptions(t, fc)
 	o.Clock = clock
-	s := New([]*registry.Server{childServer(t, "crashy", "crash")}, o)
+	s := New([]*registry.Server{childServer(t, "crashy", "read-crash")}, o)
 	runSup(t, s)
 	st := waitState(t, s, "crashy", "backoff", inState(StateBackoff))
 	if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeExitedDuringStartup || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "fatal: boom") {
