@@ -19,6 +19,7 @@ import (
 
 	"mcptray/control"
 	"mcptray/registry"
+	"mcptray/supervisor"
 )
 
 func init() {
@@ -453,22 +454,15 @@ func runDirect(ctx context.Context, env *Env, cfgFlag, name string) error {
 	if srv.IsRemote() {
 		return fmt.Errorf("%s is a remote server (%s): without the daemon there is nothing to relay it", name, registry.MaskURL(srv.URL))
 	}
-	sec := &lazySecrets{}
-	exp, err := srv.ExpandWith(os.LookupEnv, sec.secret)
+	// The supervisor's spawn path: process group, parent-death signal,
+	// login-shell environment, family census and records.
+	exit, err := supervisor.RunDirect(ctx, srv, env.Stdin, env.Stdout, env.Stderr,
+		&supervisor.Options{Secret: (&lazySecrets{}).secret, NoLogFiles: true})
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, exp.Command, exp.Args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	cmd.Dir = exp.Cwd
-	cmd.Env = os.Environ()
-	for k, v := range exp.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	if exit.Code != 0 || exit.Signal != "" {
+		return ExitError{Code: exit.Code}
 	}
-	err = cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ExitError{Code: ee.ExitCode()}
-	}
-	return err
+	return nil
 }

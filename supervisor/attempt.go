@@ -327,7 +327,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		var d *healthcheck.Diagnosis
 		hcDiag := errors.As(r.err, &d)
 		switch {
-		case errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && a.p != nil && a.p.waitExit(a.clock, exitReapGrace) && a.neverRead():
+		case errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && a.p != nil && a.p.ended(diedGrace) && a.neverRead():
 			// Ended while server/discover was pending, without having read
 			// a byte of it: it ended whatever was sent. Its exit code and
 			// stderr say why; starting it again with initialize would

@@ -3,10 +3,12 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -17,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/registry"
 )
@@ -580,5 +584,51 @@ func TestNewSupervisorServesSoonAfterKill(t *testing.T) {
 	} else {
 		t.Logf("the next supervisor served its 30 servers %s after the kill", took.Round(time.Millisecond))
 	}
+	waitNoZombies(t)
+}
+
+// TestRunDirect: a server run directly (the fallback of `mcptray connect`)
+// relays MCP on the given stdin and stdout, and once the client is done
+// nothing it started is left: the setsid() grandchild is ended like a
+// supervised server's.
+func TestRunDirect(t *testing.T) {
+	gpf := pidFile(t, "grand")
+	srv := childServer(t, "direct", "setsid-grandchild", "SUPERVISOR_TEST_GRANDPIDFILE="+gpf)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	var exit ExitInfo
+	go func() {
+		var err error
+		exit, err = RunDirect(context.Background(), srv, inR, outW, os.Stderr, testOptions(t))
+		outW.Close()
+		done <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct-test", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	grand := readPid(t, gpf)
+	if !alive(grand) {
+		t.Fatal("no grandchild")
+	}
+	cs.Close() // closes the server's stdin
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("RunDirect did not return after the client left")
+	}
+	if exit.Code != 0 || exit.Signal != "" {
+		t.Errorf("exit %+v, want code 0", exit)
+	}
+	waitGone(t, grand, "the grandchild")
 	waitNoZombies(t)
 }

@@ -315,7 +315,7 @@ func (f *family) look(kind int) census {
 			f.known[pid] = s.start
 			track.noteMember(f, procID{PID: pid, Start: s.start})
 		}
-		if heirs {
+		if heirs && !s.dying() {
 			h, ok := f.holding(pid)
 			if h != 0 {
 				c.holds[pid] = h

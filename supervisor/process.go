@@ -25,6 +25,9 @@ type spawnSpec struct {
 	// OnHandoff, when set, is told the pid of the descendant that serves
 	// after the server's first process exited 0 (it daemonized).
 	OnHandoff func(pid int)
+	// Stderr, when set, receives the server's stderr as it is (not into
+	// the ring and log file).
+	Stderr io.Writer
 }
 
 // process is one running server process and the pipes mcptray holds to it.
@@ -149,6 +152,10 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 	go func() {
 		defer close(p.stderrDone)
 		defer errR.Close()
+		if spec.Stderr != nil {
+			io.Copy(spec.Stderr, errR)
+			return
+		}
 		pumpStderr(errR, rg, lf, maxLine, now)
 	}()
 	if p.recs != nil && p.rec != nil {
@@ -215,6 +222,23 @@ func (p *process) consumedInput() (consumed, known bool) {
 		return false, false
 	}
 	return p.written.Load() > int64(p.unreadAtEnd), true
+}
+
+// diedGrace bounds the wait for the end of a process the health check saw
+// die (its stdout ended, or it exited): in real time, as the end is
+// already under way, however loaded the machine.
+const diedGrace = 5 * time.Second
+
+// ended waits up to d of real time for the process to have ended.
+func (p *process) ended(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // waitExit waits up to d (on clock) for the process to exit.

@@ -17,9 +17,18 @@ type procStat struct {
 	pid, ppid, pgid, sid int
 	state                byte   // R, S, D, Z, T, …
 	start                uint64 // clock ticks after boot (field 22): with pid, the process's identity
+	flags                uint64 // the kernel's PF_* flags (field 9)
 }
 
 func (s procStat) zombie() bool { return s.state == 'Z' || s.state == 'X' }
+
+// pfExiting is PF_EXITING: the process is exiting (its memory and files
+// are being let go; it is a zombie a moment later).
+const pfExiting = 0x4
+
+// dying reports whether the process is dead or exiting: nothing of it can
+// be read any more, and it will not fork again.
+func (s procStat) dying() bool { return s.zombie() || s.flags&pfExiting != 0 }
 
 // readStat reads /proc/PID/stat.
 func readStat(pid int) (procStat, bool) {
@@ -75,6 +84,7 @@ func parseStat(pid int, b []byte) (procStat, bool) {
 	if s.start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
 		return procStat{}, false
 	}
+	s.flags, _ = strconv.ParseUint(f[6], 10, 64)
 	return s, true
 }
 

@@ -170,17 +170,25 @@ func (t *tracker) noteID(f *family, id int) {
 func (t *tracker) classify(s procStat, src *procSource) (f *family, unsure bool) {
 	id := procID{PID: s.pid, Start: s.start}
 	now := time.Now()
+	// Held while the orphan is read: families looking at once wait for
+	// the first one's answer instead of each reading it again.
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	remember := func(f *family) {
+		t.told[id] = told{f: f, at: now}
+		if s.ppid == src.self {
+			t.kids[s.pid] = told{f: f, at: now}
+		}
+	}
 	if f := t.member[id]; f != nil {
-		t.mu.Unlock()
+		remember(f)
 		return f, false
 	}
 	if k, ok := t.told[id]; ok && (k.f != nil || now.Sub(k.at) < toldFor) {
-		t.mu.Unlock()
 		return k.f, false
 	}
-	if f := t.byLeader[s.pgid]; f != nil && !s.zombie() {
-		t.mu.Unlock()
+	if f := t.byLeader[s.pgid]; f != nil && !s.dying() {
+		remember(f)
 		return f, false
 	}
 	byID := func() *family {
@@ -191,18 +199,19 @@ func (t *tracker) classify(s procStat, src *procSource) (f *family, unsure bool)
 		}
 		return nil
 	}
-	if s.zombie() {
-		// Dead before it was seen: its group or session may say whose it
-		// was (the middle process of a double fork).
+	if s.dying() {
+		// Dead (or exiting) before it was seen: nothing of it can be read,
+		// its group or session may say whose it was (the middle process
+		// of a double fork). A live look at it follows if it is not dead
+		// yet, once the cached answer runs out.
 		f := byID()
-		t.mu.Unlock()
+		if s.zombie() || f != nil {
+			remember(f)
+		}
 		return f, false
 	}
-	t.mu.Unlock()
 	token, envOK := procEnvValue(s.pid, spawnIDVar)
 	inos, fdOK := pipeInodes(s.pid)
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if token != "" {
 		f = t.byToken[token]
 	}
@@ -218,10 +227,7 @@ func (t *tracker) classify(s procStat, src *procSource) (f *family, unsure bool)
 	if f == nil && (!envOK || !fdOK) {
 		return nil, true
 	}
-	t.told[id] = told{f: f, at: now}
-	if s.ppid == src.self {
-		t.kids[s.pid] = told{f: f, at: now}
-	}
+	remember(f)
 	return f, false
 }
 
