@@ -148,15 +148,7 @@ func (u *unit) eventLocked(from, to State, d *healthcheck.Diagnosis, now time.Ti
 }
 
 // recentCrashes counts the crashes within the crash-loop window.
-func (u *unit) recentCrashes(now time.Time) int {
-	n := 0
-	for _, t := range u.crashes {
-		if now.Sub(t) < u.sup.opts.CrashLoopWindow {
-			n++
-		}
-	}
-	return n
-}
+func (u *unit) recentCrashes(now time.Time) int { return u.restarts.recent(now) }
 
 // refreshLocked recomputes the derived fields of the published state:
 // warnings and level. Run goroutine (or before it starts), u.mu held.
@@ -182,7 +174,7 @@ func (u *unit) refreshLocked(now time.Time) {
 			})
 		}
 	}
-	st.Failures = u.attempt
+	st.Failures = u.restarts.failures()
 	st.Level = levelOf(st, o)
 	u.lifecycleLocked()
 }

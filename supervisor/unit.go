@@ -50,8 +50,7 @@ type unit struct {
 	st ServerState
 
 	// Owned by the run goroutine.
-	crashes []time.Time     // within the crash-loop window
-	attempt int             // consecutive failed starts, for backoff
+	restarts restartPolicy // backoff and crash loop
 	spawned bool            // started at least once (for Restarts)
 	era     healthcheck.Era // the era to try first (remembered, or guessed)
 	eraSeen bool            // era came from a completed handshake
@@ -72,6 +71,7 @@ func newUnit(sup *Supervisor, srv *registry.Server, instanceOf string) *unit {
 		kick:       make(chan struct{}, 1),
 		quitReason: reasonQuit,
 		wishGen:    1, // run has not looked yet
+		restarts:   newRestartPolicy(o),
 	}
 	if !o.NoLogFiles && instanceOf == "" {
 		// An instance keeps its stderr in its ring only: instances come
@@ -285,7 +285,7 @@ func (u *unit) run(ctx context.Context) {
 		w := u.take()
 		if w.userStart || w.restart || w.reconfig {
 			parked = false
-			u.crashes, u.attempt = nil, 0
+			u.restarts.reset()
 			stopBackoff()
 		}
 		if w.checkNow && backoff != nil {
@@ -351,8 +351,7 @@ func (u *unit) run(ctx context.Context) {
 			parked = true
 		case outTransient:
 			// Not the server's fault: no crash counted, never given up on.
-			u.attempt++
-			delay := opts.backoff(u.attempt)
+			delay := u.restarts.transient()
 			next := opts.Clock.Now().Add(delay)
 			// The timer runs before the state says so: whoever sees
 			// "backoff" can count on the retry.
@@ -372,10 +371,10 @@ func (u *unit) run(ctx context.Context) {
 				parked = true
 				continue
 			}
-			delay, looping := u.recordCrash(out.uptime, srv.IsRemote())
+			delay, looping := u.restarts.crashed(opts.Clock.Now(), out.uptime, srv.IsRemote())
 			if looping {
 				u.set(StateCrashLooping, fmt.Sprintf("%s; %d failures within %s, not restarting until started again",
-					out.reason, len(u.crashes), roundDuration(opts.CrashLoopWindow)), out.diag, nil)
+					out.reason, len(u.restarts.crashes), roundDuration(opts.CrashLoopWindow)), out.diag, nil)
 				parked = true
 				continue
 			}
@@ -389,30 +388,6 @@ func (u *unit) run(ctx context.Context) {
 				func(st *ServerState) { st.NextAttempt = next })
 		}
 	}
-}
-
-// recordCrash counts a failure and returns the delay before the next try, or
-// looping when the server crashed too often to go on.
-func (u *unit) recordCrash(uptime time.Duration, remote bool) (time.Duration, bool) {
-	o := &u.sup.opts
-	now := o.Clock.Now()
-	if uptime >= o.StableRun {
-		u.attempt = 0
-	}
-	u.attempt++
-	if !remote {
-		kept := u.crashes[:0]
-		for _, t := range u.crashes {
-			if now.Sub(t) < o.CrashLoopWindow {
-				kept = append(kept, t)
-			}
-		}
-		u.crashes = append(kept, now)
-		if len(u.crashes) >= o.CrashLoopCount {
-			return 0, true
-		}
-	}
-	return o.backoff(u.attempt), false
 }
 
 // lookupIn looks variables up in an environment list.
