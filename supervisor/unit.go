@@ -50,13 +50,13 @@ type unit struct {
 	st ServerState
 
 	// Owned by the run goroutine.
-	restarts restartPolicy // backoff and crash loop
-	spawned bool            // started at least once (for Restarts)
-	era     healthcheck.Era // the era to try first (remembered, or guessed)
-	eraSeen bool            // era came from a completed handshake
-	probes  healthcheck.ProbeHistory
-	down    bool      // crashed, failed or unhealthy since it was last ready
-	flapped time.Time // when a recovery was last announced as flapping
+	restarts restartPolicy   // backoff and crash loop
+	spawned  bool            // started at least once (for Restarts)
+	era      healthcheck.Era // the era to try first (remembered, or guessed)
+	eraSeen  bool            // era came from a completed handshake
+	probes   healthcheck.ProbeHistory
+	down     bool      // crashed, failed or unhealthy since it was last ready
+	flapped  time.Time // when a recovery was last announced as flapping
 }
 
 // newUnit makes the unit of srv; instanceOf names the configured server
