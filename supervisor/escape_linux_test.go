@@ -570,7 +570,9 @@ func TestNewSupervisorServesSoonAfterKill(t *testing.T) {
 		servers = append(servers, fmt.Sprintf("s%02d=mcp", i))
 	}
 	list := strings.Join(servers, ",")
+	t0 := time.Now()
 	first := superviseProcess(t, procDir, newMark(t), list)
+	fresh := time.Since(t0)
 	recs, _ := filepath.Glob(filepath.Join(procDir, "*.json"))
 	if len(recs) != 1 {
 		t.Fatalf("record files %v, want one", recs)
@@ -579,10 +581,14 @@ func TestNewSupervisorServesSoonAfterKill(t *testing.T) {
 	first.Wait()
 	start := time.Now()
 	superviseProcess(t, procDir, newMark(t), list)
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("the next supervisor served its 30 servers %s after the kill, want within 10s", took.Round(time.Millisecond))
-	} else {
-		t.Logf("the next supervisor served its 30 servers %s after the kill", took.Round(time.Millisecond))
+	took := time.Since(start)
+	t.Logf("30 servers served %s after the kill; a first start took %s", took.Round(time.Millisecond), fresh.Round(time.Millisecond))
+	// Within 10 s on a quiet machine (about 1 s here); on a loaded one,
+	// starting 30 servers alone can take that long: what the cleanup adds
+	// to a start is what must stay under 10 s (the dead supervisor's
+	// zombies kept it waiting about 2 s per server).
+	if took > 10*time.Second && took > fresh+10*time.Second {
+		t.Errorf("the next supervisor served its 30 servers %s after the kill (a first start: %s), want within 10s", took.Round(time.Millisecond), fresh.Round(time.Millisecond))
 	}
 	waitNoZombies(t)
 }
