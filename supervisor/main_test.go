@@ -208,6 +208,7 @@ func child(mode string) {
 //	MCP_ON_DISCOVER=die   exit 1 on server/discover (before initialize)
 //	MCP_PING=hang|error   never answer ping, or answer it with an error
 //	MCP_BANNER=text       print text on stdout first (not JSON-RPC)
+//	MCP_NOISE_AFTER=text  print text on stdout once the handshake is done
 //	MCP_CRASH_AFTER=d     exit 1 after d (after the handshake)
 //	MCP_METHODS=file      append each method received to file
 func mcpChild() {
@@ -270,6 +271,12 @@ func mcpChild() {
 				}()
 			}
 		case "notifications/initialized":
+			if b := os.Getenv("MCP_NOISE_AFTER"); b != "" {
+				mu.Lock()
+				fmt.Fprintln(out, b)
+				out.Flush()
+				mu.Unlock()
+			}
 		case "tools/list":
 			reply(map[string]any{"tools": []any{map[string]any{"name": "echo", "inputSchema": map[string]any{"type": "object"}}}})
 		case "ping":

@@ -508,3 +508,27 @@ func TestCrashAtStartIsTheExit(t *testing.T) {
 		stop()
 	}
 }
+
+// Stdout noise written after the handshake is counted too: the next
+// probe's state shows it.
+func TestNoiseAfterHandshakeCounted(t *testing.T) {
+	clock := newFakeClock()
+	o := realOptions(t, clock)
+	s := New([]*registry.Server{mcpServer(t, "late", "MCP_NOISE_AFTER=a late banner")}, o)
+	runSup(t, s)
+	waitState(t, s, "late", "ready", inState(StateReady))
+	for i := 1; ; i++ {
+		clock.waitTimer(t, o.ProbeInterval)
+		clock.Advance(o.ProbeInterval)
+		st := waitState(t, s, "late", "a probe", func(st *ServerState) bool { return st.Probes.Count >= i })
+		if len(st.Warnings) > 0 {
+			if st.Level != LevelWarn || st.Warnings[0].Code != healthcheck.CodeStdoutNoise || !strings.Contains(st.Warnings[0].Message, "printed 1 line(s)") {
+				t.Fatalf("level %s warnings %v, want the late line counted", st.Level, st.Warnings)
+			}
+			return
+		}
+		if i == 5 {
+			t.Fatalf("after %d probes: level %s, no warning for the line printed after the handshake", i, st.Level)
+		}
+	}
+}
