@@ -76,8 +76,14 @@ func censusBench(self, bin, dir string, env []string, runs int, idleFor time.Dur
 	fifty := writeConfig(dir, "census-fifty.toml", demoServers(bin, 50))
 	a, b := pair(runs, env, []string{bin, "check", "--config", one}, []string{self, "-client", bin, "serve-demo"})
 	row("check, 1 demo server vs bare go-sdk client", a, b, 1.15)
-	a, b = pair(max(runs/2, 5), env, []string{bin, "check", "--config", fifty}, []string{self, "-many-client", "50", bin, "serve-demo"})
-	row("check, 50 demo servers vs bare go-sdk client connecting to 50 at once", a, b, 1.3)
+	a, b, failed := pairTolerant(max(runs/2, 5), env, []string{bin, "check", "--config", fifty}, []string{self, "-many-client", "50", bin, "serve-demo"})
+	name := "check, 50 demo servers vs bare go-sdk client connecting to 50 at once"
+	if failed > 0 {
+		// Timed all the same: every process was started, looked after and
+		// stopped.
+		name += fmt.Sprintf(" (%d runs had a server fail its handshake)", failed)
+	}
+	row(name, a, b, 1.3)
 	if idleFor > 0 {
 		cpu, err := idleDaemon(bin, dir, env, 100, idleFor)
 		if err != nil {
@@ -92,6 +98,28 @@ func censusBench(self, bin, dir string, env []string, runs int, idleFor time.Dur
 		fmt.Printf("| daemon, 100 idle demo servers, CPU over %s | %.3f %% of a core | – | – | %s |\n", idleFor, cpu, t)
 	}
 	return missed
+}
+
+// pairTolerant is pair for runs that may fail on a loaded machine (a
+// server whose handshake fails is still started, looked after and
+// stopped): it counts the failed runs instead of giving up.
+func pairTolerant(n int, env []string, a, b []string) (time.Duration, time.Duration, int) {
+	var ta, tb []time.Duration
+	failed := 0
+	run := func(argv []string) time.Duration {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			failed++
+		}
+		return time.Since(start)
+	}
+	for range n {
+		ta = append(ta, run(a))
+		tb = append(tb, run(b))
+	}
+	return median(ta), median(tb), failed
 }
 
 // idleDaemon runs `mcptray daemon` with n demo servers until every one is
