@@ -449,7 +449,13 @@ func (f *family) members() []procID {
 
 // watch has the tracker look at the family now and then until exited is
 // closed, calling onNew when it found members not seen before.
-func (f *family) watch(exited <-chan struct{}, onNew func()) { track.watch(f, exited, onNew) }
+// A family in a cgroup is not watched: the cgroup is in the record, and
+// it holds every member, whatever the census would find.
+func (f *family) watch(exited <-chan struct{}, onNew func()) {
+	if f.cg == nil {
+		track.watch(f, exited, onNew)
+	}
+}
 
 // close ends the tracking of a family that was stopped: its cgroup is
 // removed once empty.
