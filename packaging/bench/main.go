@@ -12,6 +12,8 @@
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
 //	GUI: start to tray menu on D-Bus, 1 vs 50 servers; RSS with 20 servers     reported
+//	census (census.go, alone with -census-only): check of 1 and of 50 servers
+//	against the bare go-sdk (one client; 50 at once), an idle daemon's CPU     ≤ 1.15x, ≤ 1.3x, ≤ 0.2 %
 //
 // Runs alternate between the two sides of a pair so drifting machine load
 // hits both alike; medians are compared.
