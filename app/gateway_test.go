@@ -339,8 +339,8 @@ func TestConnectFallsBackToTheServer(t *testing.T) {
 	long := filepath.Join(d.dir, strings.Repeat("x", 120))
 	os.MkdirAll(long, 0o700)
 	for i, kv := range d.env {
-		if strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
-			d.env[i] = "XDG_RUNTIME_DIR=" + long
+		if strings.HasPrefix(kv, "HOME=") {
+			d.env[i] = "HOME=" + long
 		}
 	}
 	cmd := exec.Command(d.bin, "connect", "demo")
