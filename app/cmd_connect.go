@@ -115,6 +115,10 @@ func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Dura
 	}
 	child, err := startDaemon(sock, cfgFlag)
 	if err != nil {
+		// Another process's daemon may have come up meanwhile.
+		if c, derr := dialSocket(ctx, sock); derr == nil {
+			return c, nil
+		}
 		return nil, fmt.Errorf("no daemon runs, and starting one failed: %w", err)
 	}
 	deadline := time.Now().Add(wait)

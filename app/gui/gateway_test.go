@@ -76,6 +76,20 @@ func (u *userEnv) daemon(t *testing.T) (*exec.Cmd, <-chan error) {
 			cmd.Process.Kill()
 		}
 	})
+	// Attach only once it answers: an app finding no daemon starts one.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := control.Dial(ctx, &control.ClientOptions{Socket: u.sock()})
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon does not answer on %s: %v", u.sock(), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return cmd, done
 }
 
