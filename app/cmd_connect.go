@@ -116,6 +116,10 @@ func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Dura
 	}
 	child, err := startDaemon(sock, cfgFlag)
 	if err != nil {
+		// Another process's daemon may have come up meanwhile.
+		if c, derr := dialSocket(ctx, sock); derr == nil {
+			return c, nil
+		}
 		return nil, fmt.Errorf("no daemon runs, and starting one failed: %w", err)
 	}
 	deadline := time.Now().Add(wait)
@@ -168,8 +172,8 @@ func (d *startedDaemon) exited() (bool, string) {
 	}
 }
 
-// startDaemon starts `mcptray daemon` detached: its own session, no
-// terminal, output to a log file beside the socket.
+// startDaemon starts `mcptray daemon` detached from this process's tree
+// ([launchDaemon]), output appended to the log beside the socket.
 func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
 	exe, err := HeadlessBinary()
 	if err != nil {
@@ -179,13 +183,7 @@ func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, "daemon.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	args := []string{"daemon"}
+	args := []string{}
 	if cfgFlag != "" {
 		// The daemon runs in the home folder: a relative path would move.
 		if abs, err := filepath.Abs(cfgFlag); err == nil {
@@ -193,18 +191,7 @@ func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
 		}
 		args = append(args, "--config", cfgFlag)
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
-	if home, err := os.UserHomeDir(); err == nil {
-		cmd.Dir = home
-	}
-	detach(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	d := &startedDaemon{log: logPath, done: make(chan struct{})}
-	go func() { d.err = cmd.Wait(); close(d.done) }()
-	return d, nil
+	return startDetachedDaemon(exe, args, filepath.Join(dir, DaemonLogName))
 }
 
 func lastLines(path string, n int) string {

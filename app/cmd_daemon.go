@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"mcptray/control"
@@ -18,12 +19,17 @@ func init() {
 		summary: "run the servers headless and serve the local control API",
 		help: `Runs every configured server like the desktop app does, without a window,
 and answers the control API on a Unix socket private to you
-($XDG_RUNTIME_DIR/mcptray/mcptray.sock, else in your cache folder; folder
-0700, socket 0600, other users refused). "mcptray status", "logs", "start",
+(/run/user/UID/mcptray/mcptray.sock when that folder is yours, else
+~/.cache/mcptray/ on Linux, ~/Library/Caches/mcptray/ on macOS; found from
+your user id and home folder alone, so a client that strips the environment
+finds the same daemon; folder 0700, socket 0600, other users refused). "mcptray status", "logs", "start",
 "stop", "restart", "reload" and the desktop app talk to it; servers keep
 running when the desktop app quits.
 
 One daemon runs per user: a second one says where the first is and exits 1.
+--detach starts it in the background, outside the caller's process tree
+(what a bridge and the desktop app do), its output appended to daemon.log
+beside the socket; the reason it stopped is that log's last line.
 State changes are printed on stderr. SIGINT or SIGTERM, or the desktop
 app's "Stop all servers and quit" (POST /v1/shutdown on the socket), stops
 every server, and everything they started, and exits 0. To start it at login, run
@@ -31,9 +37,13 @@ every server, and everything they started, and exits 0. To start it at login, ru
 		flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
 			cfgPath := configFlag(fs)
 			asService := fs.Bool("service", false, "run under the system's service manager (set by `mcptray service install`)")
+			detached := fs.Bool("detach", false, "start the daemon in the background, in a session of its own outside this process's tree, and return; its log is daemon.log beside the socket")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
 					return usagef("takes no arguments")
+				}
+				if *detached {
+					return launchDaemon(env, *cfgPath)
 				}
 				if *asService {
 					return runAsService(ctx, env, *cfgPath)
@@ -71,6 +81,7 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		return nil, err
 	}
 	control.ClearStopped(sock)
+	rotateDaemonLog(filepath.Dir(sock))
 	opts := EngineOptions(cfg)
 	opts.Logger = warningLogger(env.Stderr, "mcptray daemon: ")
 	var gwMu sync.Mutex
@@ -113,6 +124,8 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 	})
 	return func(ctx context.Context) error {
 		defer ln.Close()
+		stopSig, stopWatching := watchStopSignal()
+		defer stopWatching()
 		logf("%s, pid %d, %d servers from %s, listening on %s", Version, os.Getpid(), len(cfg.Servers), cfg.Path, sock)
 		if g.ln != nil {
 			logf("clients reach the servers at http://127.0.0.1:%d/mcp/NAME/KEY (`mcptray gateway` prints each URL) and through `mcptray connect NAME`", g.port)
@@ -152,9 +165,10 @@ func prepareDaemon(env *Env, cfgFlag string) (run func(context.Context) error, e
 		default:
 		}
 		if serveErr != nil && ctx.Err() == nil {
+			logf("stopping: the control API failed: %v", serveErr)
 			return fmt.Errorf("control API: %w", serveErr)
 		}
-		logf("stopped; every server it started is stopped")
+		logf("stopped by %s; every server it started is stopped", stopSig.reason())
 		return nil
 	}, nil
 }

@@ -48,7 +48,9 @@ func newDaemonEnv(t *testing.T) *daemonEnv {
 	return &daemonEnv{t: t, bin: bin, dir: dir, cfg: cfg, env: env}
 }
 
-func (d *daemonEnv) sock() string { return filepath.Join(d.dir, "run", "mcptray", "mcptray.sock") }
+// sock is the control socket of d's user: HOME is not the account's home,
+// so its runtime folder is under HOME, whatever XDG_RUNTIME_DIR says.
+func (d *daemonEnv) sock() string { return filepath.Join(d.dir, ".cache", "mcptray", "mcptray.sock") }
 
 // mcptray runs one CLI command and returns its stdout, stderr and exit code.
 func (d *daemonEnv) mcptray(args ...string) (string, string, int) {

@@ -183,7 +183,7 @@ func TestDaemonLeavesNoEscapedProcess(t *testing.T) {
 		t.Fatal("daemon did not stop")
 	}
 	waitMarkedPIDs(t, mark, 0, "after SIGTERM to the daemon")
-	if recs, _ := filepath.Glob(filepath.Join(d.dir, "run", "mcptray", "procs", "*")); len(recs) != 0 {
+	if recs, _ := filepath.Glob(filepath.Join(filepath.Dir(d.sock()), "procs", "*")); len(recs) != 0 {
 		t.Errorf("record files left after a clean exit: %v", recs)
 	}
 }

@@ -44,14 +44,13 @@ func withGateway(opts *supervisor.Options, get func() *gateway.Gateway) {
 func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ...any)) (*daemonGateway, error) {
 	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), nil)}
 	d.exe, _ = HeadlessBinary()
-	key, err := gateway.EnsureKey(gateway.KeyPath(cfg.Path))
+	want, key, err := endpointPortAndKey(cfg)
 	if err != nil {
 		d.problem = err.Error()
 		logf("the local HTTP endpoint is off: %v", err)
 		return d, nil
 	}
 	d.key = key
-	want := gatewayPort(cfg)
 	var errs []error
 	for p := want; p < want+gateway.PortRange && p <= 65535; p++ {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
@@ -64,19 +63,13 @@ func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ..
 		}
 		d.ln, d.port = ln, p
 		if p != want {
-			logf("port %d is taken: the local HTTP endpoint listens on %d (clients configured with %d do not reach it; set gateway_port in [settings])", want, p, want)
+			logf("port %d is taken: the local HTTP endpoint listens on %d (entries written now name %d; those written with %d do not reach it; free %d or set gateway_port in [settings])", want, p, p, want, want)
 		}
 		return d, nil
 	}
 	d.problem = fmt.Sprintf("cannot listen on 127.0.0.1:%d-%d: %v", want, want+gateway.PortRange-1, errors.Join(errs...))
 	logf("the local HTTP endpoint is off: %s", d.problem)
 	return d, nil
-}
-
-// gatewayPort is the local endpoint's configured port: [settings]
-// gateway_port, else registry's default (which is gateway.DefaultPort).
-func gatewayPort(cfg *registry.Config) int {
-	return cfg.Settings.WithDefaults().GatewayPort
 }
 
 // run serves the endpoint and follows the servers until ctx ends.

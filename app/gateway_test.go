@@ -21,8 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/control"
-	"mcptray/gateway"
-	"mcptray/registry"
 )
 
 // referenceServer builds the go-sdk's conformance everything-server (the
@@ -118,12 +116,8 @@ func TestGatewayConformance(t *testing.T) {
 	}
 }
 
-// [settings] gateway_port is the port of the daemon's URLs; without it
-// the port is gateway.DefaultPort, which registry's default is.
+// [settings] gateway_port is the port of the daemon's URLs.
 func TestGatewayPortSetting(t *testing.T) {
-	if registry.DefaultGatewayPort != gateway.DefaultPort {
-		t.Fatalf("registry.DefaultGatewayPort %d, gateway.DefaultPort %d", registry.DefaultGatewayPort, gateway.DefaultPort)
-	}
 	d := newDaemonEnv(t)
 	port := freePort(t)
 	writeFile(t, d.cfg, fmt.Sprintf("[settings]\ngateway_port = %d\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", port, d.bin))
@@ -339,8 +333,8 @@ func TestConnectFallsBackToTheServer(t *testing.T) {
 	long := filepath.Join(d.dir, strings.Repeat("x", 120))
 	os.MkdirAll(long, 0o700)
 	for i, kv := range d.env {
-		if strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
-			d.env[i] = "XDG_RUNTIME_DIR=" + long
+		if strings.HasPrefix(kv, "HOME=") {
+			d.env[i] = "HOME=" + long
 		}
 	}
 	cmd := exec.Command(d.bin, "connect", "demo")

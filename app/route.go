@@ -40,23 +40,31 @@ func addRouteFlags(fs *flag.FlagSet) *routeFlags {
 // apply sets o.Gateway for cfg unless --direct; the warnings are about the
 // binary the entries name.
 func (f *routeFlags) apply(env *Env, cfg *registry.Config, o *clients.Options) (warnings []string, err error) {
-	if *f.direct {
-		if *f.url {
-			return nil, usagef("--direct and --url exclude each other: --url is a way through mcptray")
-		}
-		return nil, nil
+	if *f.direct && *f.url {
+		return nil, usagef("--direct and --url exclude each other: --url is a way through mcptray")
 	}
 	exe, warnings := installedBinary(env.Exe)
 	g := &clients.Gateway{Command: exe, UseURL: *f.url}
 	if def, err := registry.DefaultPath(); err != nil || def != cfg.Path {
 		g.Config = cfg.Path
 	}
+	if *f.direct {
+		// A server with a keyring secret still goes through mcptray.
+		o.SecretsVia = g
+		return nil, nil
+	}
 	if *f.url {
-		key, err := gateway.EnsureKey(gateway.KeyPath(cfg.Path))
+		want, key, err := endpointPortAndKey(cfg)
 		if err != nil {
 			return nil, err
 		}
-		port := gatewayPort(cfg) // the port the daemon listens on (app/gateway.go)
+		port, warning, err := urlEntryPort(cfg, want)
+		if err != nil {
+			return nil, err
+		}
+		if warning != "" {
+			warnings = append(warnings, warning)
+		}
 		g.Key = key
 		g.URL = func(name string) string { return gateway.URL(port, key, name) }
 	}

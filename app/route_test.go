@@ -106,14 +106,18 @@ func TestExportThroughMcptray(t *testing.T) {
 		t.Errorf("%s has mode %v", keyPath, fi.Mode().Perm())
 	}
 	c, _ := clients.Lookup("cursor")
-	if u := exported(t, c, out)["remote"]["url"]; u != fmt.Sprintf("http://127.0.0.1:%d/mcp/remote/%s", gateway.DefaultPort, clients.Hidden) {
+	picked, err := gateway.EnsurePort(gateway.PortPath(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := exported(t, c, out)["remote"]["url"]; u != fmt.Sprintf("http://127.0.0.1:%d/mcp/remote/%s", picked, clients.Hidden) {
 		t.Errorf("url %v\n%s", u, out)
 	}
 	if strings.Contains(out+errOut, key) || !strings.Contains(errOut, "--reveal-secrets") {
 		t.Errorf("key shown, or hiding it not said:\n%s\n%s", out, errOut)
 	}
 	out, _, _ = runCLI(t, nil, "export", "--client", "cursor", "--config", cfg, "--url", "--reveal-secrets", "remote")
-	want := gateway.URL(gateway.DefaultPort, key, "remote")
+	want := gateway.URL(picked, key, "remote")
 	if u := exported(t, c, out)["remote"]["url"]; u != want {
 		t.Errorf("revealed url %v, want %s", u, want)
 	}

@@ -89,15 +89,30 @@ func TestListenUnix(t *testing.T) {
 
 }
 
+// The socket's folder comes from the uid and home folder alone: a
+// client's stripped environment (no XDG_RUNTIME_DIR, no XDG_CACHE_HOME)
+// computes the one the desktop session's does.
 func TestDefaultSocket(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1234")
-	if p, _ := DefaultSocket(); p != "/run/user/1234/mcptray/mcptray.sock" {
-		t.Errorf("with XDG_RUNTIME_DIR: %s", p)
-	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
 	t.Setenv("XDG_RUNTIME_DIR", "")
-	t.Setenv("XDG_CACHE_HOME", "/tmp/cachehome")
-	if p, _ := DefaultSocket(); p != "/tmp/cachehome/mcptray/mcptray.sock" {
-		t.Errorf("fallback: %s", p)
+	t.Setenv("XDG_CACHE_HOME", "")
+	stripped, err := DefaultSocket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	desktop, err := DefaultSocket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stripped != desktop {
+		t.Errorf("the stripped environment finds %s, the desktop session %s", stripped, desktop)
+	}
+	// HOME is not the account's home: another person, under that home.
+	if want := filepath.Join(home, ".cache", "mcptray", SocketName); runtime.GOOS != "darwin" && desktop != want {
+		t.Errorf("socket %s; want %s", desktop, want)
 	}
 }
 

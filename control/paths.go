@@ -6,22 +6,23 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"mcptray/registry"
 )
 
 // SocketName is the control socket's file name inside [Dir].
 const SocketName = "mcptray.sock"
 
-// Dir is the folder that holds the control socket: $XDG_RUNTIME_DIR/mcptray
-// (private to the user, emptied at logout), else os.UserCacheDir()/mcptray.
+// Dir is the folder that holds the control socket and the lock that makes
+// one daemon per person: [registry.RuntimeDir], the same for every process
+// of the user whatever its environment (an AI client's stripped one
+// included).
 func Dir() (string, error) {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcptray"), nil
-	}
-	d, err := os.UserCacheDir()
+	d, err := registry.RuntimeDir()
 	if err != nil {
-		return "", fmt.Errorf("find a folder for the control socket: %w (set $XDG_RUNTIME_DIR)", err)
+		return "", fmt.Errorf("find a folder for the control socket: %w", err)
 	}
-	return filepath.Join(d, "mcptray"), nil
+	return d, nil
 }
 
 // DefaultSocket is the control socket's path for this user.

@@ -12,9 +12,10 @@ import (
 	"strings"
 )
 
-// DefaultPort is the local endpoint's port when [settings] names none; when
-// it is taken, the daemon takes the next free one of the following
-// [PortRange].
+// DefaultPort is the local endpoint's port of installs from before ports
+// were picked per person ([EnsurePort]): their entries name it. When the
+// port is taken, the daemon takes the next free one of the following
+// [PortRange] (and entries written then name that one).
 const (
 	DefaultPort = 39427
 	PortRange   = 20

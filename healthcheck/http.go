@@ -73,8 +73,10 @@ type recorder struct {
 	// cancelSent, when set, is told of each notifications/cancelled
 	// posted (a call waits for it before the session closes).
 	cancelSent chan<- struct{}
+	// ended, when set, is told of each answer (see [sessionEnd]).
+	ended *sessionEnd
 
-	mu        sync.Mutex // protects last and discover
+	mu        sync.Mutex // protects last, discover and ended
 	last      *httpExchange
 	discover  *httpExchange // the first server/discover POST
 	exchanges int
@@ -107,6 +109,10 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			// evidence and hand the SDK the whole of it.
 			head := make([]byte, maxQuotedBody)
 			n, _ := io.ReadFull(resp.Body, head)
+			r.mu.Lock()
+			ended := r.ended
+			r.mu.Unlock()
+			ended.saw(req, resp.StatusCode, head[:n])
 			resp.Body = struct {
 				io.Reader
 				io.Closer

@@ -67,6 +67,11 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 		return nil, withSignInFix(remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec)
 	}
 	s.fillHandshake(s.cs.InitializeResult(), latency)
+	if s.transport != registry.TransportSSE {
+		// From now on an answer that the session is gone ends it.
+		s.ended = newSessionEnd()
+		rec.setEnded(s.ended)
+	}
 	switch {
 	case s.transport == registry.TransportSSE:
 		s.report.EraSource = "HTTP+SSE transport (legacy only); initialize"

@@ -127,6 +127,7 @@ type Session struct {
 	url        string
 	stopSSE    context.CancelFunc // sse only: ends the event stream
 	probeSeq   atomic.Int64       // numbers the HTTP probes
+	ended      *sessionEnd        // streamable HTTP only: the server ended the session
 
 	closeOnce sync.Once
 	closeErr  error

@@ -113,7 +113,8 @@ const defaultConfig = `# mcptray: the MCP servers this machine runs and watches.
 probe_interval  = "30s"   # how often each server's liveness is checked
 probe_timeout   = "10s"   # a probe slower than this counts as failed
 startup_timeout = "60s"   # time a server gets from spawn/connect to ready
-# gateway_port  = 39427   # 127.0.0.1 port of the gateway's URLs for clients
+# gateway_port  = 24817   # 127.0.0.1 port of the gateway's URLs for clients (unset: one
+#                         # picked once for you, kept in gateway.port beside this file)
 
 # mcptray's built-in demo server: a small, real MCP server (tools echo, add,
 # time; one resource; one prompt). Remove it once you have your own.

@@ -247,7 +247,14 @@ func (a *attempt) watch() ending {
 		if a.p != nil && !a.exitSeen {
 			exited = a.p.exited
 		}
+		var ended <-chan struct{}
+		if e, ok := a.sess.(endedSession); ok {
+			ended = e.Ended()
+		}
 		select {
+		case <-ended:
+			return a.sessionEnded()
+
 		case <-a.ctx.Done():
 			reason := u.quitting()
 			u.set(StateStopping, reason, nil, nil)

@@ -106,7 +106,7 @@ type Options struct {
 	LogFileMaxBytes int64
 	// ProcDir holds the record files of running supervisors, by which a
 	// new one ends what a killed one left; default
-	// $XDG_RUNTIME_DIR/mcptray/procs, else os.UserCacheDir()/mcptray/procs.
+	// registry.RuntimeDir()/procs.
 	ProcDir string
 
 	Clock Clock

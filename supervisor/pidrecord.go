@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"mcptray/registry"
 )
 
 // A supervisor killed with SIGKILL cannot stop what it started. Linux ends
@@ -287,14 +289,12 @@ func ownerAlive(o procID) bool {
 	return ok && start == o.Start
 }
 
-// defaultProcDir is $XDG_RUNTIME_DIR/mcptray/procs (private to the user,
-// emptied at logout, when the servers end too), else the cache folder.
+// defaultProcDir is the procs folder in the user's runtime folder (the
+// daemon's, the same whatever the environment: registry.RuntimeDir), so
+// the next supervisor finds the records whoever started it.
 func defaultProcDir() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcptray", "procs")
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "mcptray", "procs")
+	if d, err := registry.RuntimeDir(); err == nil {
+		return filepath.Join(d, "procs")
 	}
 	return ""
 }

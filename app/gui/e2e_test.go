@@ -177,7 +177,8 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		cmd.Process.Kill() // no-op once it exited
 		<-exited
 	})
-	sock := filepath.Join(dir, "run", "mcptray", control.SocketName)
+	// HOME is not the account's: its runtime folder is under it.
+	sock := filepath.Join(dir, ".cache", "mcptray", control.SocketName)
 	t.Cleanup(func() { stopDaemon(sock) })
 
 	items := waitMenu(t, pid, "demo ready and quitter failing", func(items []menuItem) bool {

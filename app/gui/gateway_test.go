@@ -53,7 +53,9 @@ func newUserEnv(t *testing.T) *userEnv {
 	return u
 }
 
-func (u *userEnv) sock() string { return filepath.Join(u.dir, "run", "mcptray", control.SocketName) }
+// sock is the user's control socket: HOME is not the account's home, so
+// the runtime folder is under it, whatever XDG_RUNTIME_DIR says.
+func (u *userEnv) sock() string { return filepath.Join(u.dir, ".cache", "mcptray", control.SocketName) }
 
 // daemon runs `mcptray daemon` for the user until the test ends; done
 // gets its exit.
@@ -74,6 +76,20 @@ func (u *userEnv) daemon(t *testing.T) (*exec.Cmd, <-chan error) {
 			cmd.Process.Kill()
 		}
 	})
+	// Attach only once it answers: an app finding no daemon starts one.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := control.Dial(ctx, &control.ClientOptions{Socket: u.sock()})
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon does not answer on %s: %v", u.sock(), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return cmd, done
 }
 
@@ -132,7 +148,7 @@ func gridTexts(objs []fyne.CanvasObject, cols int) []string {
 func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 	u := newUserEnv(t)
 	dcmd, ddone := u.daemon(t)
-	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(u.dir, "run"))
+	t.Setenv("HOME", u.dir)
 
 	var stderr strings.Builder
 	eng, run, host := newGUIEngine(context.Background(), &app.Env{Stderr: &stderr}, u.cfg, &registry.Config{Path: u.cfg})
@@ -309,9 +325,10 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 // tray (amber), and offers a plain Quit.
 func TestGUIFallsBackToAnInProcessEngine(t *testing.T) {
 	// The socket's folder cannot be made: a file stands where it goes.
-	file := filepath.Join(t.TempDir(), "run")
+	home := t.TempDir()
+	file := filepath.Join(home, ".cache")
 	os.WriteFile(file, nil, 0o600)
-	t.Setenv("XDG_RUNTIME_DIR", file)
+	t.Setenv("HOME", home)
 	var stderr strings.Builder
 	eng, _, host := newGUIEngine(context.Background(), &app.Env{Stderr: &stderr}, "", &registry.Config{})
 	if _, ok := eng.(*control.Local); !ok || host.attached() || !strings.Contains(host.fallback, file) || host.start != nil {

@@ -219,7 +219,15 @@ func (c *Client) buildWith(servers []*registry.Server, o *Options, mask bool, ex
 func (b *builder) one(src *registry.Server) (*built, error) {
 	c, o := b.c, b.o
 	if o.Gateway != nil {
-		return b.throughGateway(src), nil
+		return b.throughGateway(src, o.Gateway), nil
+	}
+	if names := keyringNames(src); len(names) > 0 && !o.RevealSecrets {
+		refs := "${keyring:" + strings.Join(names, "}, ${keyring:") + "}"
+		if o.SecretsVia == nil {
+			return nil, fmt.Errorf("servers.%s refers to %s, which %s cannot read: a direct entry would carry no working value; write it through mcptray (without --direct), or pass --reveal-secrets to write the secret's value", src.Name, refs, c.Name)
+		}
+		b.warn("servers.%s refers to %s, which %s cannot read: its entry goes through mcptray (mcptray connect %s) instead of a direct one, so the secret stays in mcptray's keyring", src.Name, refs, c.Name, src.Name)
+		return b.throughGateway(src, o.SecretsVia), nil
 	}
 	s := src.Clone()
 	bs := &built{name: s.Name, srv: s}

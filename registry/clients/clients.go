@@ -236,6 +236,12 @@ type Options struct {
 	// [Gateway]); nil writes direct entries, which run or reach the server
 	// without mcptray.
 	Gateway *Gateway
+	// SecretsVia, for direct entries (Gateway nil), is the route of a
+	// server whose values refer to ${keyring:NAME}: no client can read
+	// mcptray's keyring, so its entry goes through mcptray, and the secret
+	// never leaves it. Nil refuses such a server (naming it), unless
+	// RevealSecrets writes the secret's value.
+	SecretsVia *Gateway
 }
 
 func (o *Options) withDefaults() *Options {

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"mcptray/registry"
@@ -51,8 +52,8 @@ func (c *Client) takesURL() bool { return c.shape.url != "" && !c.Bridge }
 // gatewayCommand is mcptray's binary for the target: Command on this OS, a
 // bare name (found on the client's PATH) for another OS, where this
 // machine's path means nothing.
-func (b *builder) gatewayCommand(name string) string {
-	g, o := b.o.Gateway, b.o
+func (b *builder) gatewayCommand(name string, g *Gateway) string {
+	o := b.o
 	if o.OS == o.HostOS {
 		return g.Command
 	}
@@ -64,10 +65,10 @@ func (b *builder) gatewayCommand(name string) string {
 	return bare
 }
 
-// throughGateway is src as an entry reaching mcptray: only the name (and,
-// for Goose, the description) of the server is kept.
-func (b *builder) throughGateway(src *registry.Server) *built {
-	c, g := b.c, b.o.Gateway
+// throughGateway is src as an entry reaching mcptray by route g: only the
+// name (and, for Goose, the description) of the server is kept.
+func (b *builder) throughGateway(src *registry.Server, g *Gateway) *built {
+	c := b.c
 	s := &registry.Server{Name: src.Name, Description: src.Description}
 	if why := notStarted(src); why != "" {
 		b.warn("servers.%s has %s: mcptray does not start it for a client, so the client reaches it only while it runs (start it from the tray or with `mcptray start %s`, or set start = \"lazy\" to start it with its first client)", s.Name, why, s.Name)
@@ -86,7 +87,7 @@ func (b *builder) throughGateway(src *registry.Server) *built {
 		}
 		s.URL, s.TransportName = u, registry.TransportHTTP
 	} else {
-		s.Command, s.Args = b.gatewayCommand(s.Name), g.Args(s.Name)
+		s.Command, s.Args = b.gatewayCommand(s.Name, g), g.Args(s.Name)
 	}
 	bs := &built{name: s.Name, srv: s}
 	bs.entry = b.entry(bs)
@@ -167,4 +168,16 @@ func commandLine(s *registry.Server, reveal bool) string {
 	}
 	prog := path.Base(strings.ReplaceAll(s.Command, `\`, "/"))
 	return ShellJoin(append([]string{prog}, s.Args...))
+}
+
+// keyringNames are the ${keyring:NAME} secrets src's values refer to.
+func keyringNames(src *registry.Server) []string {
+	var names []string
+	_, _ = src.ExpandWith(func(string) (string, bool) { return "", true }, func(name string) (string, error) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return "", nil
+	})
+	return names
 }

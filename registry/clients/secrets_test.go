@@ -302,28 +302,44 @@ func TestLookupAliasesAndTypos(t *testing.T) {
 	}
 }
 
-// TestKeyringReferences: no client can read mcptray's keyring, so a
-// ${keyring:NAME} reference is hidden with a warning, and written as the
-// secret's value only when secrets are revealed; reading it (config list,
-// diffs) keeps the reference visible.
+// TestKeyringReferences: no client can read mcptray's keyring, so a direct
+// entry of a server with a ${keyring:NAME} reference goes through mcptray
+// (or, with no route to it, is refused naming the server), never with a
+// stand-in value; it is written as the secret's value only when secrets
+// are revealed; reading it (config list, diffs) keeps the reference
+// visible.
 func TestKeyringReferences(t *testing.T) {
 	s := []*registry.Server{{Name: "gh", Command: "srv", Env: map[string]string{"GITHUB_TOKEN": "${keyring:gh-token}"}},
-		{Name: "r", URL: "https://h.example/mcp", Headers: map[string]string{"Authorization": "Bearer ${keyring:r-tok}"}}}
+		{Name: "r", URL: "https://h.example/mcp", Headers: map[string]string{"Authorization": "Bearer ${keyring:r-tok}"}},
+		{Name: "plain", Command: "plain-srv"}}
 	for _, id := range []string{"claude-code", "gemini", "codex", "cursor"} {
 		c, _ := Lookup(id)
-		r, err := c.Snippet(s, installOpts())
+		if _, err := c.Snippet(s, installOpts()); err == nil || !strings.Contains(err.Error(), "servers.gh refers to ${keyring:gh-token}") {
+			t.Errorf("%s: a direct entry with a keyring secret and no way through mcptray: %v; want a refusal naming the server", id, err)
+		}
+		o := installOpts()
+		o.SecretsVia = &Gateway{Command: "/opt/mcptray"}
+		r, err := c.Snippet(s, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := string(r.Data)
-		if strings.Contains(out, "${keyring:") || !strings.Contains(out, Hidden) {
+		if strings.Contains(out, "${keyring:") || strings.Contains(out, Hidden) || strings.Contains(out, "Bearer") {
 			t.Errorf("%s: keyring reference written as data:\n%s", id, out)
 		}
+		for _, want := range []string{"/opt/mcptray", "plain-srv"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %s in\n%s", id, want, out)
+			}
+		}
+		if strings.Contains(out, "GITHUB_TOKEN") {
+			t.Errorf("%s: gh's entry carries its env instead of going through mcptray:\n%s", id, out)
+		}
 		w := strings.Join(r.Warnings, "\n")
-		if !strings.Contains(w, "refers to ${keyring:gh-token}, which") || !strings.Contains(w, "--reveal-secrets") {
+		if !strings.Contains(w, "servers.gh refers to ${keyring:gh-token}") || !strings.Contains(w, "goes through mcptray") {
 			t.Errorf("%s: warnings:\n%s", id, w)
 		}
-		o := installOpts()
+		o = installOpts()
 		o.RevealSecrets = true
 		o.Secret = func(name string) (string, error) {
 			if name == "gh-token" || name == "r-tok" {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -751,6 +752,9 @@ func TestRealClients(t *testing.T) {
 				t.Run("export-cli", func(t *testing.T) { testExportCLI(t, f, c) })
 				t.Run("client-adds-import", func(t *testing.T) { testClientAddsImport(t, f, c) })
 				t.Run("through-mcptray", func(t *testing.T) { testThroughMcptray(t, f, c) })
+				if runtime.GOOS == "linux" { // daemons are counted in /proc
+					t.Run("desktop-session", func(t *testing.T) { testDesktopSession(t, f, c) })
+				}
 			})
 		})
 	}
