@@ -65,7 +65,7 @@ func (b *builder) gatewayCommand(name string) string {
 }
 
 // throughGateway is src as an entry reaching mcptray: only the name (and,
-// for Goose, the description) of the server is kept.
+// where the client has one, the description) of the server is kept.
 func (b *builder) throughGateway(src *registry.Server) *built {
 	c, g := b.c, b.o.Gateway
 	s := &registry.Server{Name: src.Name, Description: src.Description}

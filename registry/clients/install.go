@@ -72,7 +72,7 @@ func (c *Client) managedKeys() map[string]bool {
 	sh := c.shape
 	m := map[string]bool{"type": true, "url": true, "serverUrl": true, "httpUrl": true, "uri": true,
 		"command": true, "args": true, "env": true, "headers": true}
-	for _, k := range []string{sh.command, sh.args, sh.env, sh.cwd, sh.url} {
+	for _, k := range []string{sh.command, sh.args, sh.env, sh.cwd, sh.url, sh.httpURL} {
 		if k != "" {
 			m[k] = true
 		}
