@@ -57,15 +57,15 @@ type shape struct {
 	// httpURL is the key of a Streamable HTTP server's URL where the client
 	// tells the transports apart by key, not by type (Qwen Code: httpUrl;
 	// its url means SSE); "" when url serves both.
-	httpURL      string
-	httpType     string // the type value of a Streamable HTTP entry; "" writes none
-	sseType      string // the type value of an SSE entry; "" writes none
-	noSSE        bool   // the client cannot speak SSE: bridge through mcp-remote
-	headers      []string
-	name         bool // the entry repeats its name in a "name" field
-	description  bool // the entry has a "description" the client shows
-	extra        obj  // constant fields every entry carries
-	codex        bool // Codex's env_vars / bearer_token_env_var / env_http_headers
+	httpURL     string
+	httpType    string // the type value of a Streamable HTTP entry; "" writes none
+	sseType     string // the type value of an SSE entry; "" writes none
+	noSSE       bool   // the client cannot speak SSE: bridge through mcp-remote
+	headers     []string
+	name        bool // the entry repeats its name in a "name" field
+	description bool // the entry has a "description" the client shows
+	extra       obj  // constant fields every entry carries
+	codex       bool // Codex's env_vars / bearer_token_env_var / env_http_headers
 }
 
 // Client is one AI client's configuration format.

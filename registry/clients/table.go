@@ -181,11 +181,11 @@ var all = []*Client{
 	{
 		// Verified with Qwen Code 0.24.4 (`qwen mcp add`, `qwen mcp list`).
 		ID: "qwen", Name: "Qwen Code", Format: FormatJSONC, Key: []string{"mcpServers"}, noTrailingCommas: true,
-		Ref:   func(n string) string { return "${" + n + "}" },
-		unref: []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
-		Doc:   "github.com/QwenLM/qwen-code docs/tools/mcp-server.md, checked against `qwen mcp add` and `qwen mcp list` 0.24.4",
-		Notes: []string{"Qwen Code tells the transports apart by key: httpUrl is Streamable HTTP, url is SSE. It has no ${VAR:-default} form."},
-		shape: shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpURL: "httpUrl", headers: []string{"headers"}, description: true},
+		Ref:    func(n string) string { return "${" + n + "}" },
+		unref:  []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
+		Doc:    "github.com/QwenLM/qwen-code docs/tools/mcp-server.md, checked against `qwen mcp add` and `qwen mcp list` 0.24.4",
+		Notes:  []string{"Qwen Code tells the transports apart by key: httpUrl is Streamable HTTP, url is SSE. It has no ${VAR:-default} form."},
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpURL: "httpUrl", headers: []string{"headers"}, description: true},
 		scopes: []Scope{ScopeUser, ScopeProject},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
 			if scope == ScopeProject {
