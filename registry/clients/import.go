@@ -314,6 +314,9 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 	}
 	var extra []string
 	for k := range m {
+		if k == "tools" && slices.Equal(strs(m[k]), []string{"*"}) {
+			continue // Copilot CLI's default: every tool
+		}
 		if !known[k] {
 			extra = append(extra, k)
 		}
