@@ -792,8 +792,10 @@ func (f *fixture) clientAdds(c *client, h *home) []added {
 				registry.Server{URL: authURL, TransportName: registry.TransportHTTP, Headers: bearer}},
 		}
 	case "gemini":
+		described := stdio
+		described.Description = "the demo, described"
 		return []added{
-			{"own-stdio", []string{"mcp", "add", "--scope", "user", "-e", "API_KEY=${" + keyVar + "}", "-e", "LIT=" + ownLiteral, "own-stdio", f.mcptray, "serve-demo"}, stdio},
+			{"own-stdio", []string{"mcp", "add", "--scope", "user", "-e", "API_KEY=${" + keyVar + "}", "-e", "LIT=" + ownLiteral, "--description", described.Description, "own-stdio", f.mcptray, "serve-demo"}, described},
 			{"own-http", []string{"mcp", "add", "--scope", "user", "--transport", "http", "-H", "Authorization: Bearer ${" + tokenVar + "}", "own-http", authURL},
 				registry.Server{URL: authURL, TransportName: registry.TransportHTTP, Headers: bearer}},
 			{"own-sse", []string{"mcp", "add", "--scope", "user", "--transport", "sse", "own-sse", f.sseURL}, registry.Server{URL: f.sseURL, TransportName: registry.TransportSSE}},
