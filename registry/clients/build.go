@@ -251,10 +251,18 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 	}
 	if !s.IsRemote() {
 		s.Command = b.conv(s.Name, "command", s.Command, false)
+		orig := slices.Clone(s.Args)
 		for i, a := range s.Args {
-			if !done[i] {
-				s.Args[i] = b.conv(s.Name, fmt.Sprintf("args[%d]", i), a, false)
+			if done[i] {
+				continue
 			}
+			field := fmt.Sprintf("args[%d]", i)
+			if prefix, v, ok := registry.SecretArg(orig, i); ok {
+				// --token=abc, --api-key abc: the value is a secret.
+				s.Args[i] = prefix + b.conv(s.Name, field, v, true)
+				continue
+			}
+			s.Args[i] = b.conv(s.Name, field, a, false)
 		}
 		if o.Resolve != nil && o.OS == o.HostOS && !strings.ContainsAny(s.Command, `/\${}<>`) {
 			if p, err := o.Resolve(s.Command); err == nil {
