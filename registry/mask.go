@@ -323,3 +323,26 @@ func (s *Server) Redacted() *Server {
 	}
 	return c
 }
+
+// ExpandedSecrets are the secret values exp (src expanded: references
+// resolved) hands its server: the values of env and header keys named
+// like secrets ([SecretName]) or configured from the keyring, the values
+// of secret flags ([SecretArg]) and URL credentials. Settings that merely
+// came from the environment are left out, so a server's output stays
+// readable where it echoes them.
+func ExpandedSecrets(src, exp *Server) []string {
+	var out []string
+	for _, f := range []struct{ src, exp map[string]string }{{src.Env, exp.Env}, {src.Headers, exp.Headers}} {
+		for _, k := range sortedKeys(f.exp) {
+			if SecretName(k) || HasSecretRef(f.src[k]) {
+				out = append(out, (&Server{Env: map[string]string{k: f.exp[k]}}).Secrets()...)
+			}
+		}
+	}
+	for i := range exp.Args {
+		if _, v, ok := SecretArg(exp.Args, i); ok {
+			out = append(out, v)
+		}
+	}
+	return append(out, URLSecrets(exp.URL)...)
+}

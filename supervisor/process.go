@@ -22,6 +22,9 @@ type spawnSpec struct {
 	// OnHandoff, when set, is told the pid of the descendant that serves
 	// after the server's first process exited 0 (it daemonized).
 	OnHandoff func(pid int)
+	// Secrets are masked in the server's stderr before it is kept (the
+	// ring behind logs, status and check, and the log file).
+	Secrets []string
 }
 
 // process is one running server process and the pipes mcptray holds to it.
@@ -124,7 +127,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 	go func() {
 		defer close(p.stderrDone)
 		defer errR.Close()
-		pumpStderr(errR, rg, lf, maxLine, now)
+		pumpStderr(errR, rg, lf, maxLine, now, spec.Secrets)
 	}()
 	go p.watchFamily()
 	go func() {
