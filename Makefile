@@ -40,9 +40,10 @@ test: deps-test deps-npm deps-tools deps-clients
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
 
 # Only the tests that drive the real AI clients (Claude Code, Gemini CLI,
-# Codex from npm, pinned in testdata/clients/package.json).
+# Codex, GitHub Copilot CLI, Qwen Code and mcp-remote from npm, pinned in
+# testdata/clients/package.json).
 test-clients: deps-npm deps-clients
-	$(GO) test -race -count=1 -timeout 15m -v ./registry/clients/realclients/
+	$(GO) test -race -count=1 -timeout 30m -v ./registry/clients/realclients/
 
 # Windows and macOS on every change, from here: both Windows binaries
 # cross-built (the desktop app with mingw-w64's gcc for cgo, the headless one

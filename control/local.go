@@ -16,7 +16,8 @@ import (
 type LocalOptions struct {
 	// Supervisor are the engine's options (timeouts, health check, …).
 	Supervisor *supervisor.Options
-	// LoadConfig reads the config (default registry.Load).
+	// LoadConfig reads the config (default registry.LoadSettled, which
+	// never returns a save in progress).
 	LoadConfig func(path string) (*registry.Config, error)
 	// NoWatch leaves edits of the file to Reload.
 	NoWatch bool
@@ -54,7 +55,7 @@ func NewLocal(cfg *registry.Config, opts *LocalOptions) *Local {
 		l.opts = *opts
 	}
 	if l.opts.LoadConfig == nil {
-		l.opts.LoadConfig = registry.Load
+		l.opts.LoadConfig = registry.LoadSettled
 	}
 	if l.opts.Debounce <= 0 {
 		l.opts.Debounce = 300 * time.Millisecond
@@ -208,6 +209,10 @@ func (l *Local) Reload(ctx context.Context) (*ReloadResult, error) {
 	l.reloadMu.Lock()
 	defer l.reloadMu.Unlock()
 	cfg, err := l.opts.LoadConfig(l.path)
+	if errors.Is(err, registry.ErrUnsettled) {
+		// Being written: its next change is read again; what runs stays.
+		return nil, err
+	}
 	if err != nil {
 		d := loadProblem(l.path, err)
 		l.setStatus(func(s *Status) { s.ConfigProblem = &d })

@@ -120,6 +120,7 @@ func (w *fileWatch) arm() error {
 		}
 	}
 	p := w.path
+	chain := []string{p}
 	for range maxLinks {
 		add(p)
 		fi, err := os.Lstat(p)
@@ -139,14 +140,34 @@ func (w *fileWatch) arm() error {
 			target = filepath.Join(dir, target)
 		}
 		p = filepath.Clean(target)
+		chain = append(chain, p)
 	}
 	// Folders on the way may be links too (~/.config/mcptray pointing into
-	// a dotfiles checkout): watch where each link is, to see it pointed
-	// elsewhere, and the real folder.
-	for dir := filepath.Dir(w.path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+	// a dotfiles checkout; a link's target under a profile's "current"
+	// folder link, as home-manager's generations are): watch where each
+	// folder link on the way to the file and to every link's target is,
+	// and where the links it points through are, to see one pointed
+	// elsewhere.
+	seen := map[string]bool{}
+	var folderLinks func(p string, depth int)
+	folderLinks = func(p string, depth int) {
+		for dir := filepath.Dir(p); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+			fi, err := os.Lstat(dir)
+			if err != nil || fi.Mode()&os.ModeSymlink == 0 || seen[dir] {
+				continue
+			}
+			seen[dir] = true
 			add(dir)
+			if target, err := os.Readlink(dir); err == nil && depth < maxLinks {
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(filepath.Dir(dir), target)
+				}
+				folderLinks(filepath.Join(filepath.Clean(target), "x"), depth+1)
+			}
 		}
+	}
+	for _, p := range chain {
+		folderLinks(p, 0)
 	}
 	// The file that is read in the end (registry writes the same one).
 	if real, err := registry.ResolveLinks(w.path); err == nil && real != p {

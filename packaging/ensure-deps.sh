@@ -5,7 +5,8 @@
 #                          mingw-w64 for the Windows cross-build
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
 #   ensure-deps.sh tools   the MCP conformance suite and Node 22 into .testtools/
-#   ensure-deps.sh clients the real AI clients (Claude Code, Gemini CLI, Codex)
+#   ensure-deps.sh clients the real AI clients (Claude Code, Gemini CLI, Codex,
+#                          GitHub Copilot CLI, Qwen Code)
 #                          from npm into .testclients/, pinned in testdata/clients
 # Debian packages are installed with apt-get when running as root or with
 # password-less sudo; otherwise the exact command is printed and it stops.
@@ -86,7 +87,7 @@ clients_install() {
       "@openai/codex-$platform@npm:@openai/codex@$codex_version-$platform" >/dev/null)
   fi
   local c
-  for c in claude gemini codex; do
+  for c in claude gemini codex copilot qwen; do
     if ! "$dir/node_modules/.bin/$c" --version >/dev/null 2>&1; then
       echo "mcptray: $dir/node_modules/.bin/$c does not start:" >&2
       "$dir/node_modules/.bin/$c" --version >&2 || true

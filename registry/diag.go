@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -25,10 +26,44 @@ type Diagnostic struct {
 	Source   string   `json:"source,omitempty"` // the offending line, when known
 }
 
+// Visible shows s's control characters as escapes (ESC as \x1b, a carriage
+// return as \r): text from a file printed on a terminal must not move the
+// cursor, recolour the screen or hide what comes before it. Tabs stay.
+func Visible(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !isControl(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// isControl: C0 and C1 controls but the tab, DEL, and the bidirectional
+// overrides that reorder what a terminal shows.
+func isControl(r rune) bool {
+	switch {
+	case r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
 // String formats the diagnostic the way compilers do: FILE:LINE:COL: message.
+// Control characters from the file are shown as escapes ([Visible]).
 func (d Diagnostic) String() string {
 	var b strings.Builder
-	b.WriteString(d.File)
+	b.WriteString(Visible(d.File))
 	if d.Line > 0 {
 		fmt.Fprintf(&b, ":%d", d.Line)
 		if d.Col > 0 {
@@ -39,7 +74,7 @@ func (d Diagnostic) String() string {
 	if d.Severity == SeverityWarning {
 		b.WriteString("warning: ")
 	}
-	b.WriteString(d.Message)
+	b.WriteString(Visible(d.Message))
 	return b.String()
 }
 
@@ -49,14 +84,14 @@ func (d Diagnostic) Long() string {
 	if d.Source == "" {
 		return s
 	}
-	s += "\n    " + d.Source
+	s += "\n    " + Visible(d.Source)
 	if d.Col > 0 && d.Col <= len(d.Source)+1 {
 		pad := strings.Map(func(r rune) rune {
 			if r == '\t' {
 				return '\t'
 			}
 			return ' '
-		}, d.Source[:d.Col-1])
+		}, Visible(d.Source[:d.Col-1]))
 		s += "\n    " + pad + "^"
 	}
 	return s

@@ -61,6 +61,38 @@ var secretParam = regexp.MustCompile(`(?i)token|secret|key|passw|pwd|auth|creden
 // credential (api_key, token, password, ...).
 func SecretName(name string) bool { return secretParam.MatchString(name) }
 
+// notSecretFlag are flag names that match [SecretName] but name where a
+// secret is, not the secret: --token-file PATH, --auth-url URL,
+// --api-key-env VAR.
+var notSecretFlag = regexp.MustCompile(`(?i)(file|path|dir|url|uri|env|var|header)$|^no-`)
+
+// SecretArg reports whether args[i] holds a secret given on the command
+// line: the value of --NAME=VALUE where NAME is a secret's name
+// (--token=abc, --api-key=abc), or the word after such a flag
+// (--api-key abc). prefix is the part shown as is ("--token=", or "" for
+// the word after a flag); value is the secret. A value that is only
+// references is no secret.
+func SecretArg(args []string, i int) (prefix, value string, ok bool) {
+	a := args[i]
+	secretFlag := func(flag string) bool {
+		name := strings.TrimLeft(flag, "-")
+		return name != "" && len(name) < len(flag) && SecretName(name) && !notSecretFlag.MatchString(name)
+	}
+	if flag, v, has := strings.Cut(a, "="); has && strings.HasPrefix(flag, "-") {
+		if secretFlag(flag) && v != "" && !onlyRefs(v) {
+			return flag + "=", v, true
+		}
+		return "", "", false
+	}
+	if i == 0 || strings.HasPrefix(a, "-") || a == "" || onlyRefs(a) {
+		return "", "", false
+	}
+	if p := args[i-1]; strings.HasPrefix(p, "-") && !strings.Contains(p, "=") && secretFlag(p) {
+		return "", a, true
+	}
+	return "", "", false
+}
+
 // localEndpoint is a server's address on mcptray's own local endpoint, the
 // form gateway.URL makes: http://127.0.0.1:PORT/mcp/NAME/KEY, where KEY is
 // the per-install credential (at least 32 characters of base64url).
@@ -205,6 +237,9 @@ func (s *Server) Secrets() []string {
 		if strings.HasPrefix(a, "http://") || strings.HasPrefix(a, "https://") {
 			out = append(out, URLSecrets(a)...)
 		}
+		if _, v, ok := SecretArg(s.Args, i); ok {
+			add(v)
+		}
 	}
 	return out
 }
@@ -242,9 +277,34 @@ func MaskSecrets(text string, secrets []string) string {
 }
 
 // Redacted returns a copy of s for display: env and header values
-// masked with [MaskSecret], credentials in the URL with [MaskURL].
+// masked with [MaskSecret], credentials in the URL with [MaskURL], the
+// values of secret flags in args ([SecretArg]), and any of the server's
+// secrets that an argument repeats.
 func (s *Server) Redacted() *Server {
 	c := s.Clone()
+	// The values of env and header keys named like secrets, and URL
+	// credentials, wherever an argument repeats them (long enough not to
+	// garble other words).
+	var long []string
+	for _, m := range []map[string]string{s.Env, s.Headers} {
+		for k, v := range m {
+			if SecretName(k) {
+				for _, v := range (&Server{Env: map[string]string{k: v}}).Secrets() {
+					if len(v) >= 8 {
+						long = append(long, v)
+					}
+				}
+			}
+		}
+	}
+	long = append(long, URLSecrets(s.URL)...)
+	for i, a := range s.Args {
+		if prefix, v, ok := SecretArg(s.Args, i); ok {
+			c.Args[i] = prefix + MaskSecret(v)
+		} else {
+			c.Args[i] = MaskSecrets(a, long)
+		}
+	}
 	for k, v := range c.Env {
 		c.Env[k] = MaskSecret(v)
 	}
@@ -253,7 +313,7 @@ func (s *Server) Redacted() *Server {
 	}
 	c.URL = MaskURL(c.URL)
 	for i, a := range c.Args {
-		if i > 0 && c.Args[i-1] == "--header" {
+		if i > 0 && s.Args[i-1] == "--header" {
 			if k, v, ok := strings.Cut(a, ":"); ok {
 				c.Args[i] = k + ": " + MaskSecret(strings.TrimSpace(v))
 			}
@@ -262,4 +322,27 @@ func (s *Server) Redacted() *Server {
 		}
 	}
 	return c
+}
+
+// ExpandedSecrets are the secret values exp (src expanded: references
+// resolved) hands its server: the values of env and header keys named
+// like secrets ([SecretName]) or configured from the keyring, the values
+// of secret flags ([SecretArg]) and URL credentials. Settings that merely
+// came from the environment are left out, so a server's output stays
+// readable where it echoes them.
+func ExpandedSecrets(src, exp *Server) []string {
+	var out []string
+	for _, f := range []struct{ src, exp map[string]string }{{src.Env, exp.Env}, {src.Headers, exp.Headers}} {
+		for _, k := range sortedKeys(f.exp) {
+			if SecretName(k) || HasSecretRef(f.src[k]) {
+				out = append(out, (&Server{Env: map[string]string{k: f.exp[k]}}).Secrets()...)
+			}
+		}
+	}
+	for i := range exp.Args {
+		if _, v, ok := SecretArg(exp.Args, i); ok {
+			out = append(out, v)
+		}
+	}
+	return append(out, URLSecrets(exp.URL)...)
 }

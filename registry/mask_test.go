@@ -128,3 +128,40 @@ func TestSecretsAndMaskSecrets(t *testing.T) {
 		t.Errorf("Redacted = %+v (original %+v)", r, s)
 	}
 }
+
+// TestSecretArgs: the value after a flag named like a secret is one, in
+// --flag=value and --flag value forms; a reference, a flag naming where a
+// secret is (a file, a variable) and an ordinary flag are not. Listings
+// (Redacted) mask them, and Secrets finds them for diffs and traces.
+func TestSecretArgs(t *testing.T) {
+	s := &Server{Name: "a", Command: "srv", Args: []string{
+		"--token=tok-12345", "--api-key", "sk-live-abcdef", "-k", "plain", "--password", "${env:PW}",
+		"--token-file", "/home/me/.token", "--verbose", "--port", "8080", "--access_token=${env:T}",
+		"--client-secret", "cs-999999", "--name", "pub", "--flag", "--no-auth", "/data",
+	}, Env: map[string]string{"GITHUB_TOKEN": "ghp_repeated123"}}
+	s.Args = append(s.Args, "--org", "x-ghp_repeated123-y")
+	want := []string{
+		"--token=" + Masked, "--api-key", Masked, "-k", "plain", "--password", "${env:PW}",
+		"--token-file", "/home/me/.token", "--verbose", "--port", "8080", "--access_token=${env:T}",
+		"--client-secret", Masked, "--name", "pub", "--flag", "--no-auth", "/data",
+		"--org", "x-" + Masked + "-y",
+	}
+	got := s.Redacted().Args
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Redacted args\n got %q\nwant %q", got, want)
+	}
+	secrets := strings.Join(s.Secrets(), " ")
+	for _, v := range []string{"tok-12345", "sk-live-abcdef", "cs-999999"} {
+		if !strings.Contains(secrets, v) {
+			t.Errorf("Secrets() lacks %q: %s", v, secrets)
+		}
+	}
+	for _, v := range []string{"/home/me/.token", "8080", "pub", "/data", "plain"} {
+		if strings.Contains(secrets, v) {
+			t.Errorf("Secrets() holds %q, which is no secret: %s", v, secrets)
+		}
+	}
+	if s.Args[0] != "--token=tok-12345" {
+		t.Error("Redacted changed the server")
+	}
+}

@@ -148,7 +148,8 @@ func (u *unit) prepare(ctx context.Context, srv *registry.Server) (*attempt, out
 		return nil, failed(diagCommand(srv, ce)), false
 	}
 	a.spec = spawnSpec{Path: path, Args: exp.Args, Env: env, Dir: dir, Name: srv.Name, Records: a.u.sup.records,
-		OnHandoff: func(pid int) { a.u.edit(func(st *ServerState) { st.PID = pid }) }}
+		OnHandoff: func(pid int) { a.u.edit(func(st *ServerState) { st.PID = pid }) },
+		Secrets:   registry.ExpandedSecrets(srv, exp)}
 	return a, outcome{}, true
 }
 

@@ -66,6 +66,11 @@ func child(mode string) {
 			}
 		}
 		os.Exit(0)
+	case "print-secrets":
+		// Prints what it was given on stderr, as servers do when they log
+		// their configuration, then fails.
+		fmt.Fprintf(os.Stderr, "token=%s setting=%s args=%q\n", os.Getenv("MY_TOKEN"), os.Getenv("PLAIN_SETTING"), os.Args[1:])
+		os.Exit(3)
 	case "crash", "read-crash":
 		if mode == "read-crash" {
 			bufio.NewReader(os.Stdin).ReadString('\n')

@@ -28,6 +28,9 @@ type spawnSpec struct {
 	// Stderr, when set, receives the server's stderr as it is (not into
 	// the ring and log file).
 	Stderr io.Writer
+	// Secrets are masked in the server's stderr before it is kept (the
+	// ring behind logs, status and check, and the log file).
+	Secrets []string
 }
 
 // process is one running server process and the pipes mcptray holds to it.
@@ -156,7 +159,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 			io.Copy(spec.Stderr, errR)
 			return
 		}
-		pumpStderr(errR, rg, lf, maxLine, now)
+		pumpStderr(errR, rg, lf, maxLine, now, spec.Secrets)
 	}()
 	if p.recs != nil && p.rec != nil {
 		p.fam.watch(p.exited, func() { p.recs.update(p.rec, p.fam.members()) })

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"mcptray/registry"
 )
 
 // ring is a server's bounded stderr history: whole lines with sequence
@@ -152,7 +154,7 @@ func clean(b []byte) string {
 }
 
 // pumpStderr reads r to its end, feeding the ring and the log file.
-func pumpStderr(r io.Reader, rg *ring, lf *logFile, maxLine int, now func() time.Time) {
+func pumpStderr(r io.Reader, rg *ring, lf *logFile, maxLine int, now func() time.Time, secrets []string) {
 	sp := lineSplitter{max: maxLine, now: now}
 	buf := make([]byte, 32<<10)
 	var batch []LogLine
@@ -165,6 +167,11 @@ func pumpStderr(r io.Reader, rg *ring, lf *logFile, maxLine int, now func() time
 			batch = sp.flush(batch[:0])
 		}
 		if len(batch) > 0 {
+			if len(secrets) > 0 {
+				for i := range batch {
+					batch[i].Text = registry.MaskSecrets(batch[i].Text, secrets)
+				}
+			}
 			rg.add(batch)
 			lf.write(batch)
 			batch = batch[:0]

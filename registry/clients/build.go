@@ -20,6 +20,16 @@ type kv struct {
 // reads the way each client documents it.
 type obj []kv
 
+// has reports whether o has a member k.
+func (o obj) has(k string) bool {
+	for _, m := range o {
+		if m.K == k {
+			return true
+		}
+	}
+	return false
+}
+
 // built is one server made ready for a client: command resolved and wrapped,
 // remote bridged where needed, references turned into the client's syntax.
 type built struct {
@@ -249,10 +259,18 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 	}
 	if !s.IsRemote() {
 		s.Command = b.conv(s.Name, "command", s.Command, false)
+		orig := slices.Clone(s.Args)
 		for i, a := range s.Args {
-			if !done[i] {
-				s.Args[i] = b.conv(s.Name, fmt.Sprintf("args[%d]", i), a, false)
+			if done[i] {
+				continue
 			}
+			field := fmt.Sprintf("args[%d]", i)
+			if prefix, v, ok := registry.SecretArg(orig, i); ok {
+				// --token=abc, --api-key abc: the value is a secret.
+				s.Args[i] = prefix + b.conv(s.Name, field, v, true)
+				continue
+			}
+			s.Args[i] = b.conv(s.Name, field, a, false)
 		}
 		if o.Resolve != nil && o.OS == o.HostOS && !strings.ContainsAny(s.Command, `/\${}<>`) {
 			if p, err := o.Resolve(s.Command); err == nil {
@@ -323,6 +341,14 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 	return bs, nil
 }
 
+// urlKey is the key of a remote entry's URL for transport t.
+func (sh shape) urlKey(t registry.Transport) string {
+	if sh.httpURL != "" && t != registry.TransportSSE {
+		return sh.httpURL
+	}
+	return sh.url
+}
+
 // entry lays out one server in the client's shape.
 func (b *builder) entry(bs *built) obj {
 	sh, s := b.c.shape, bs.srv
@@ -366,7 +392,7 @@ func (b *builder) entry(bs *built) obj {
 		if typ != "" {
 			e = append(e, kv{"type", typ})
 		}
-		e = append(e, kv{sh.url, s.URL})
+		e = append(e, kv{sh.urlKey(s.Transport()), s.URL})
 		if len(s.Headers) > 0 {
 			var v any = strMap(s.Headers)
 			for i := len(sh.headers) - 1; i > 0; i-- {
@@ -381,7 +407,7 @@ func (b *builder) entry(bs *built) obj {
 			e = append(e, kv{"env_http_headers", bs.envHeaders})
 		}
 	}
-	if sh.name && s.Description != "" && b.c.ID == "goose" {
+	if sh.description && s.Description != "" {
 		e = append(e, kv{"description", s.Description})
 	}
 	e = append(e, sh.extra...)

@@ -38,7 +38,7 @@ func (c *Client) CLI(servers []*registry.Server, opts *Options) (*Result, error)
 		if c.ID == "codex" && (len(s.envVars) > 0 || len(s.srv.Headers) > 0 || len(s.envHeaders) > 0) {
 			b.warn("codex mcp add cannot set env_vars or HTTP headers: servers.%s needs them added by hand (see --format snippet)", s.name)
 		}
-		if c.ID == "gemini" {
+		if c.ID == "gemini" || c.ID == "qwen" {
 			for k, v := range s.srv.Env {
 				if strings.Contains(v, "=") {
 					b.warn("gemini mcp add cuts -e values at a second '=': servers.%s env.%s needs fixing by hand", s.name, k)
@@ -46,10 +46,11 @@ func (c *Client) CLI(servers []*registry.Server, opts *Options) (*Result, error)
 			}
 		}
 	}
-	if c.ID == "gemini" {
-		// Seen with Gemini CLI 0.61: `gemini mcp add` loads settings.json
-		// with every reference resolved and writes all of it back.
-		b.warn("gemini mcp add rewrites all of settings.json with every $VAR and ${VAR} resolved to its value in the shell that runs it: references already in the file (and in these lines) become plain-text secrets. Prefer `mcptray install --client gemini`, which keeps them references.")
+	if c.ID == "gemini" || c.ID == "qwen" {
+		// Seen with Gemini CLI 0.61 and Qwen Code 0.24.4: `mcp add` loads
+		// settings.json with every reference resolved and writes all of it
+		// back.
+		b.warn("%s mcp add rewrites all of settings.json with every $VAR and ${VAR} resolved to its value in the shell that runs it: references already in the file (and in these lines) become plain-text secrets. Prefer `mcptray install --client %s`, which keeps them references.", c.ID, c.ID)
 	}
 	return b.result(out.Bytes()), nil
 }
@@ -127,16 +128,29 @@ func codexCLI(_ *Client, b *built, _ *Options) ([]string, error) {
 }
 
 func geminiCLI(_ *Client, b *built, o *Options) ([]string, error) {
+	return geminiLike("gemini", b, o), nil
+}
+
+// qwenCLI is Gemini's add command under Qwen Code's name (verified with
+// 0.24.4: the same options, `--` and --description included).
+func qwenCLI(_ *Client, b *built, o *Options) ([]string, error) {
+	return geminiLike("qwen", b, o), nil
+}
+
+func geminiLike(bin string, b *built, o *Options) []string {
 	s := b.srv
 	scope := "user"
 	if o.Scope == ScopeProject {
 		scope = "project"
 	}
-	w := []string{"gemini", "mcp", "add", "--scope", scope}
+	w := []string{bin, "mcp", "add", "--scope", scope}
+	if s.Description != "" {
+		w = append(w, "--description", s.Description)
+	}
 	if s.IsRemote() {
 		w = append(w, "--transport", string(s.Transport()))
 		w = append(w, headerFlags("--header", s.Headers)...)
-		return append(w, b.name, s.URL), nil
+		return append(w, b.name, s.URL)
 	}
 	w = append(w, envFlags("--env", s.Env)...)
 	w = append(w, b.name, s.Command)
@@ -145,7 +159,22 @@ func geminiCLI(_ *Client, b *built, o *Options) ([]string, error) {
 		// its own flags (-y).
 		w = append(append(w, "--"), s.Args...)
 	}
-	return w, nil
+	return w
+}
+
+// copilotCLI: `copilot mcp add` takes one value per --env and --header and
+// the command after "--" (verified with 1.0.102).
+func copilotCLI(_ *Client, b *built, _ *Options) ([]string, error) {
+	s := b.srv
+	w := []string{"copilot", "mcp", "add"}
+	if s.IsRemote() {
+		w = append(w, "--transport", string(s.Transport()))
+		w = append(w, headerFlags("--header", s.Headers)...)
+		return append(w, b.name, s.URL), nil
+	}
+	w = append(w, envFlags("--env", s.Env)...)
+	w = append(w, b.name, "--", s.Command)
+	return append(w, s.Args...), nil
 }
 
 func vscodeCLI(_ *Client, b *built, _ *Options) ([]string, error) {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"runtime"
 	"slices"
@@ -53,13 +54,18 @@ type shape struct {
 	cwd          string
 	stdioType    string // the type value of a stdio entry; "" writes none
 	url          string // "url", "serverUrl" or "uri"
-	httpType     string // the type value of a Streamable HTTP entry; "" writes none
-	sseType      string // the type value of an SSE entry; "" writes none
-	noSSE        bool   // the client cannot speak SSE: bridge through mcp-remote
-	headers      []string
-	name         bool // the entry repeats its name in a "name" field
-	extra        obj  // constant fields every entry carries
-	codex        bool // Codex's env_vars / bearer_token_env_var / env_http_headers
+	// httpURL is the key of a Streamable HTTP server's URL where the client
+	// tells the transports apart by key, not by type (Qwen Code: httpUrl;
+	// its url means SSE); "" when url serves both.
+	httpURL     string
+	httpType    string // the type value of a Streamable HTTP entry; "" writes none
+	sseType     string // the type value of an SSE entry; "" writes none
+	noSSE       bool   // the client cannot speak SSE: bridge through mcp-remote
+	headers     []string
+	name        bool // the entry repeats its name in a "name" field
+	description bool // the entry has a "description" the client shows
+	extra       obj  // constant fields every entry carries
+	codex       bool // Codex's env_vars / bearer_token_env_var / env_http_headers
 }
 
 // Client is one AI client's configuration format.
@@ -152,7 +158,9 @@ var aliases = map[string]string{
 	"claudedesktop": "claude-desktop", "claude-app": "claude-desktop",
 	"gemini-cli": "gemini", "geminicli": "gemini", "google-gemini": "gemini",
 	"codex-cli": "codex", "openai-codex": "codex", "openai": "codex",
-	"vs-code": "vscode", "code": "vscode", "visual-studio-code": "vscode", "copilot": "vscode",
+	"vs-code": "vscode", "code": "vscode", "visual-studio-code": "vscode", "vscode-copilot": "vscode", "copilot-vscode": "vscode",
+	"copilot-cli": "copilot", "github-copilot": "copilot", "github-copilot-cli": "copilot", "gh-copilot": "copilot",
+	"qwen-code": "qwen", "qwencode": "qwen", "qwen-cli": "qwen",
 	"roo-code": "roo", "roocode": "roo", "roo-cline": "roo",
 	"cline-bot":    "cline",
 	"continue-dev": "continue",
@@ -218,6 +226,10 @@ type Options struct {
 	// Glob finds files (Claude Desktop's MSIX folder on Windows); nil
 	// disables probing.
 	Glob func(pattern string) ([]string, error)
+	// Exists reports whether a file is there, for clients that read one of
+	// several names (opencode.jsonc or opencode.json). Nil: this machine's
+	// file system when OS is HostOS, else no file exists.
+	Exists func(path string) bool
 	// Resolve turns a bare command into an absolute path (GUI clients lack
 	// the login shell's PATH). Nil, or a target OS other than HostOS, leaves
 	// commands as written.
@@ -261,6 +273,13 @@ func (o *Options) withDefaults() *Options {
 	if out.LookupEnv == nil {
 		out.LookupEnv = func(string) (string, bool) { return "", false }
 	}
+	if out.Exists == nil {
+		if out.OS == out.HostOS {
+			out.Exists = func(p string) bool { _, err := os.Stat(p); return err == nil }
+		} else {
+			out.Exists = func(string) bool { return false }
+		}
+	}
 	return &out
 }
 
@@ -278,6 +297,7 @@ type pathEnv struct {
 	home, project string
 	getenv        func(string) string
 	glob          func(string) ([]string, error)
+	exists        func(string) bool
 }
 
 // join builds a path for the target OS: backslashes on Windows.
@@ -346,7 +366,7 @@ func (c *Client) Path(opts *Options) (string, error) {
 	if (scope == ScopeProject || scope == ScopeLocal) && o.ProjectDir == "" {
 		return "", fmt.Errorf("the %s scope needs a project folder", scope)
 	}
-	e := &pathEnv{home: home, project: strings.ReplaceAll(o.ProjectDir, `\`, "/"), getenv: o.Getenv, glob: o.Glob}
+	e := &pathEnv{home: home, project: strings.ReplaceAll(o.ProjectDir, `\`, "/"), getenv: o.Getenv, glob: o.Glob, exists: o.Exists}
 	return c.paths(o.OS, scope, e)
 }
 

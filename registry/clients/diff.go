@@ -2,7 +2,10 @@ package clients
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+
+	"mcptray/registry"
 )
 
 // diffContext is the number of unchanged lines shown around a change.
@@ -171,4 +174,68 @@ func lcsOps(a, b []string) []diffOp {
 		ops = append(ops, diffOp{'+', b[j]})
 	}
 	return ops
+}
+
+// Keys with a string value, in each format's spelling: "key": "value" (JSON),
+// key = "value" (TOML, inline tables too), key: value (YAML).
+var (
+	jsonField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
+	tomlField = regexp.MustCompile(`([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")(\s*=\s*)"((?:[^"\\]|\\.)*)"`)
+	yamlField = regexp.MustCompile(`^(\s*(?:- )?)([A-Za-z0-9_.-]+|"[^"]*"|'[^']*')(:[ \t]+)(\S.*?)\s*$`)
+)
+
+// maskSecretFields masks, in every line of a diff of the client's file, the
+// value of each key named like a secret ([registry.SecretName]): what the
+// file holds besides mcptray's entries (an API key, an OAuth token) shows
+// up as context. The client's own references stay readable.
+func (c *Client) maskSecretFields(diff string) string {
+	mask := func(key, val string) (string, bool) {
+		key = strings.Trim(key, `"'`)
+		if !registry.SecretName(key) || val == "" || strings.Contains(val, registry.Masked) || val == Hidden {
+			return "", false
+		}
+		plain := c.unrefString(strings.Trim(val, `"'`))
+		if m := registry.MaskSecret(plain); m != plain {
+			return m, true
+		}
+		return "", false
+	}
+	lines := strings.SplitAfter(diff, "\n")
+	for i, l := range lines {
+		if l == "" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "@@") || strings.HasPrefix(l, `\`) {
+			continue
+		}
+		mark, body := l[:1], l[1:]
+		switch c.Format {
+		case FormatYAML:
+			nl := strings.HasSuffix(body, "\n")
+			body = strings.TrimSuffix(body, "\n")
+			if m := yamlField.FindStringSubmatch(body); m != nil {
+				if v, ok := mask(m[2], m[4]); ok {
+					body = m[1] + m[2] + m[3] + v
+				}
+			}
+			if nl {
+				body += "\n"
+			}
+		case FormatTOML:
+			body = tomlField.ReplaceAllStringFunc(body, func(f string) string {
+				m := tomlField.FindStringSubmatch(f)
+				if v, ok := mask(m[1], m[3]); ok {
+					return m[1] + m[2] + jsonString(v)
+				}
+				return f
+			})
+		default:
+			body = jsonField.ReplaceAllStringFunc(body, func(f string) string {
+				m := jsonField.FindStringSubmatch(f)
+				if v, ok := mask(m[1], m[3]); ok {
+					return `"` + m[1] + `"` + m[2] + jsonString(v)
+				}
+				return f
+			})
+		}
+		lines[i] = mark + body
+	}
+	return strings.Join(lines, "")
 }

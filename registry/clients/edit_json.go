@@ -313,10 +313,11 @@ func jsonSet(file string, src []byte, format Format, key []string, name string, 
 	m := &o.Members[i]
 	if eo, ok := m.Value.Value.(*hujson.Object); ok {
 		// Keep what the person added that mcptray does not manage
-		// (autoApprove, timeout, disabled, ...).
+		// (autoApprove, timeout, disabled, ...), and a description
+		// servers.toml does not have.
 		for j := range eo.Members {
 			k := memberName(&eo.Members[j])
-			if !managed[k] {
+			if !managed[k] && !entry.has(k) {
 				v := eo.Members[j].Value
 				entry = append(entry, kv{k, rawJSON(src[v.StartOffset:v.EndOffset])})
 			}

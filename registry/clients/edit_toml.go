@@ -54,7 +54,7 @@ func tomlSet(file string, src []byte, table, name string, entry obj, managed map
 	}
 	if defined {
 		for _, k := range slices.Sorted(mapsKeys(old)) {
-			if managed[k] {
+			if managed[k] || entry.has(k) {
 				continue
 			}
 			switch v := old[k].(type) {

@@ -128,7 +128,7 @@ func yamlSet(file string, doc *yaml.Node, key []string, list bool, name string, 
 	old := *slot
 	if old.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(old.Content); i += 2 {
-			if !managed[old.Content[i].Value] {
+			if k := old.Content[i].Value; !managed[k] && !entry.has(k) {
 				nn.Content = append(nn.Content, old.Content[i], old.Content[i+1])
 			}
 		}

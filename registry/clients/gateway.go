@@ -66,7 +66,8 @@ func (b *builder) gatewayCommand(name string, g *Gateway) string {
 }
 
 // throughGateway is src as an entry reaching mcptray by route g: only the
-// name (and, for Goose, the description) of the server is kept.
+// name (and, where the client has one, the description) of the server is
+// kept.
 func (b *builder) throughGateway(src *registry.Server, g *Gateway) *built {
 	c := b.c
 	s := &registry.Server{Name: src.Name, Description: src.Description}

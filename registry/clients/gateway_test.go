@@ -97,7 +97,7 @@ func TestGoldenGateway(t *testing.T) {
 					if command != o.Gateway.Command || !slices.Equal(args, []string{"connect", s.Name}) {
 						t.Errorf("entry runs %q %q, want %q connect %s", command, args, o.Gateway.Command, s.Name)
 					}
-					for _, k := range []string{c.shape.env, c.shape.url, "headers", "http_headers", "env_vars", "requestOptions"} {
+					for _, k := range []string{c.shape.env, c.shape.url, c.shape.httpURL, "headers", "http_headers", "env_vars", "requestOptions"} {
 						if _, ok := e[k]; ok && k != "" {
 							t.Errorf("gateway entry has %q: %v", k, e)
 						}
@@ -147,8 +147,8 @@ func TestGoldenGateway(t *testing.T) {
 				if reveal {
 					want = o.Gateway.URL("github")
 				}
-				if got := fmt.Sprint(e[c.shape.url]); got != want {
-					t.Errorf("%s = %q, want %q", c.shape.url, got, want)
+				if k := c.shape.urlKey(registry.TransportHTTP); fmt.Sprint(e[k]) != want {
+					t.Errorf("%s = %q, want %q", k, e[k], want)
 				}
 				if strings.Contains(string(res.Data), testKey) != reveal {
 					t.Errorf("key shown: %v, want %v (revealed):\n%s", !reveal, reveal, res.Data)

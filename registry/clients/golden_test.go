@@ -185,8 +185,8 @@ func checkShape(t *testing.T, c *Client, s *registry.Server, doc map[string]any)
 			t.Errorf("stdio entry lacks %q: %v", c.shape.command, entry)
 		}
 	default:
-		if u, _ := entry[c.shape.url].(string); u != s.URL {
-			t.Errorf("remote entry %q = %v, want %s", c.shape.url, entry[c.shape.url], s.URL)
+		if k := c.shape.urlKey(s.Transport()); entry[k] != s.URL {
+			t.Errorf("remote entry %q = %v, want %s", k, entry[k], s.URL)
 		}
 		want := c.shape.httpType
 		if s.Transport() == registry.TransportSSE {

@@ -289,6 +289,9 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 		case typ == "sse":
 			s.TransportName = registry.TransportSSE
 		case typ != "":
+		case sh.httpURL != "" && urlKey == sh.url:
+			// Qwen Code: url is SSE, httpUrl Streamable HTTP.
+			s.TransportName = registry.TransportSSE
 		case urlKey == "url" && (c.ID == "cline" || c.ID == "roo"):
 			// These clients read a url without type as SSE. (Gemini CLI
 			// reads it as Streamable HTTP, falling back to SSE.)
@@ -311,6 +314,9 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 	}
 	var extra []string
 	for k := range m {
+		if k == "tools" && slices.Equal(strs(m[k]), []string{"*"}) {
+			continue // Copilot CLI's default: every tool
+		}
 		if !known[k] {
 			extra = append(extra, k)
 		}

@@ -38,7 +38,9 @@ func (ch *Change) Changed() bool { return !bytes.Equal(ch.Old, ch.New) }
 
 // Diff is a unified diff from the old file to the new one. Every secret
 // either file holds (env and header values, credentials in URLs, of every
-// entry, not only the ones written) is masked unless secrets were revealed.
+// entry, not only the ones written), and the value of every other key named
+// like a secret (~/.claude.json's primaryApiKey, an OAuth accessToken) in
+// the lines around them, is masked unless secrets were revealed.
 func (ch *Change) Diff() string {
 	a, b := ch.Path, ch.Path
 	if !ch.Existed {
@@ -48,7 +50,7 @@ func (ch *Change) Diff() string {
 	if ch.reveal {
 		return d
 	}
-	return registry.MaskSecrets(d, ch.secrets)
+	return ch.Client.maskSecretFields(registry.MaskSecrets(d, ch.secrets))
 }
 
 // SwitchLines says, one line per entry, which entries change route ("files:
@@ -72,7 +74,7 @@ func (c *Client) managedKeys() map[string]bool {
 	sh := c.shape
 	m := map[string]bool{"type": true, "url": true, "serverUrl": true, "httpUrl": true, "uri": true,
 		"command": true, "args": true, "env": true, "headers": true}
-	for _, k := range []string{sh.command, sh.args, sh.env, sh.cwd, sh.url} {
+	for _, k := range []string{sh.command, sh.args, sh.env, sh.cwd, sh.url, sh.httpURL} {
 		if k != "" {
 			m[k] = true
 		}

@@ -26,6 +26,8 @@ func TestUserPathsPerOS(t *testing.T) {
 			"lmstudio":       `C:\Users\me\.lmstudio\mcp.json`,
 			"opencode":       `C:\Users\me\.config\opencode\opencode.json`,
 			"kiro":           `C:\Users\me\.kiro\settings\mcp.json`,
+			"qwen":           `C:\Users\me\.qwen\settings.json`,
+			"copilot":        `C:\Users\me\.copilot\mcp-config.json`,
 		},
 		"darwin": {
 			"claude-desktop": "/Users/me/Library/Application Support/Claude/claude_desktop_config.json",
@@ -36,6 +38,7 @@ func TestUserPathsPerOS(t *testing.T) {
 			"zed":            "/Users/me/.config/zed/settings.json",
 			"goose":          "/Users/me/.config/goose/config.yaml",
 			"opencode":       "/Users/me/.config/opencode/opencode.json",
+			"copilot":        "/Users/me/.copilot/mcp-config.json",
 		},
 	}
 	for goos, paths := range want {

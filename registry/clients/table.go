@@ -173,17 +173,53 @@ var all = []*Client{
 		RefDefault: func(n, d string) string { return "${" + n + ":-" + d + "}" },
 		unref:      []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
 		Doc:        "github.com/google-gemini/gemini-cli docs/tools/mcp-server.md and `gemini mcp add` source",
-		shape:      shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		shape:      shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}, description: true},
 		scopes:     []Scope{ScopeUser, ScopeProject},
 		paths:      dotPaths(".gemini/settings.json", ".gemini/settings.json"),
 		cli:        geminiCLI,
+	},
+	{
+		// Verified with Qwen Code 0.24.4 (`qwen mcp add`, `qwen mcp list`).
+		ID: "qwen", Name: "Qwen Code", Format: FormatJSONC, Key: []string{"mcpServers"}, noTrailingCommas: true,
+		Ref:    func(n string) string { return "${" + n + "}" },
+		unref:  []refPattern{{prefix: "${", suffix: "}"}, {prefix: "$", bare: true}},
+		Doc:    "github.com/QwenLM/qwen-code docs/tools/mcp-server.md, checked against `qwen mcp add` and `qwen mcp list` 0.24.4",
+		Notes:  []string{"Qwen Code tells the transports apart by key: httpUrl is Streamable HTTP, url is SSE. It has no ${VAR:-default} form."},
+		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpURL: "httpUrl", headers: []string{"headers"}, description: true},
+		scopes: []Scope{ScopeUser, ScopeProject},
+		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
+			if scope == ScopeProject {
+				return join(os, e.project, ".qwen/settings.json"), nil
+			}
+			return join(os, e.home, ".qwen/settings.json"), nil
+		},
+		cli: qwenCLI,
+	},
+	{
+		// Verified with GitHub Copilot CLI 1.0.102 (`copilot mcp add`, and
+		// `copilot --acp`, which connects the servers of a new session).
+		ID: "copilot", Name: "GitHub Copilot CLI", Format: FormatJSON, Key: []string{"mcpServers"},
+		Ref:        func(n string) string { return "${" + n + "}" },
+		RefDefault: func(n, d string) string { return "${" + n + ":-" + d + "}" },
+		unref:      []refPattern{{prefix: "${", suffix: "}"}},
+		Doc:        "docs.github.com/copilot/how-tos/copilot-cli (MCP servers), checked against `copilot mcp add` and `copilot --acp` 1.0.102",
+		Notes:      []string{"Copilot CLI expands ${VAR} but passes ${env:VAR} to the server as written."},
+		shape:      shape{command: "command", args: "args", env: "env", stdioType: "local", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
+		scopes:     []Scope{ScopeUser},
+		paths: func(os string, _ Scope, e *pathEnv) (string, error) {
+			if h := e.getenv("COPILOT_HOME"); h != "" {
+				return join(os, h, "mcp-config.json"), nil
+			}
+			return join(os, e.home, ".copilot/mcp-config.json"), nil
+		},
+		cli: copilotCLI,
 	},
 	{
 		ID: "goose", Name: "Goose", Format: FormatYAML, Key: []string{"extensions"},
 		Doc:        "block.github.io/goose/docs/guides/config-files",
 		Unverified: "the goose:// install link's parameters for remote and environment values",
 		Notes:      []string{"Goose keeps secrets in its keyring, not in config.yaml: write values there or set them in Goose's UI.", "Goose speaks Streamable HTTP only: SSE servers are bridged with mcp-remote."},
-		shape: shape{command: "cmd", args: "args", alwaysArgs: true, env: "envs", stdioType: "stdio", url: "uri", httpType: "streamable_http", noSSE: true, headers: []string{"headers"}, name: true,
+		shape: shape{command: "cmd", args: "args", alwaysArgs: true, env: "envs", stdioType: "stdio", url: "uri", httpType: "streamable_http", noSSE: true, headers: []string{"headers"}, name: true, description: true,
 			extra: obj{{"enabled", true}, {"timeout", 300}}},
 		scopes: []Scope{ScopeUser},
 		paths: func(os string, _ Scope, e *pathEnv) (string, error) {
@@ -212,13 +248,14 @@ var all = []*Client{
 			extra: obj{{"enabled", true}}},
 		scopes: []Scope{ScopeUser, ScopeProject},
 		paths: func(os string, scope Scope, e *pathEnv) (string, error) {
-			if scope == ScopeProject {
-				return join(os, e.project, "opencode.json"), nil
+			dir := join(os, e.xdgConfig(), "opencode")
+			switch {
+			case scope == ScopeProject:
+				dir = join(os, e.project)
+			case os == "windows":
+				dir = join(os, e.home, ".config/opencode")
 			}
-			if os == "windows" {
-				return join(os, e.home, ".config/opencode/opencode.json"), nil
-			}
-			return join(os, e.xdgConfig(), "opencode/opencode.json"), nil
+			return opencodeFile(os, dir, e), nil
 		},
 	},
 	{
@@ -240,6 +277,18 @@ var all = []*Client{
 		shape:  shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "url", httpType: "http", sseType: "sse", headers: []string{"headers"}},
 		scopes: []Scope{ScopeUser},
 	},
+}
+
+// opencodeFile is opencode's file in dir: opencode reads opencode.json and
+// opencode.jsonc (the one its own `opencode mcp add` writes), the second
+// winning where both set a key. The .jsonc one is used when it exists, else
+// opencode.json (the documented name, and the one written when neither
+// exists).
+func opencodeFile(os, dir string, e *pathEnv) string {
+	if jc := join(os, dir, "opencode.jsonc"); e.exists != nil && e.exists(jc) {
+		return jc
+	}
+	return join(os, dir, "opencode.json")
 }
 
 // dotPaths is a client whose files sit under the home folder (user) and the

@@ -1,5 +1,5 @@
 // Package realclients has no code of its own: its tests drive the real AI
-// clients (Claude Code, Gemini CLI and Codex, pinned in
+// clients (Claude Code, Gemini CLI, Codex, GitHub Copilot CLI and Qwen Code, pinned in
 // testdata/clients/package.json and installed by `make test` into
 // .testclients/) against what `mcptray install`, `export --format cli` and
 // `import` read and write, in throwaway home folders.

@@ -375,8 +375,20 @@ type rpcReply struct {
 
 func startAppServer(t *testing.T, bin, dir string, env []string, args ...string) *appServer {
 	t.Helper()
+	a := startRPC(t, bin, dir, env, append([]string{"app-server"}, args...)...)
+	if _, err := a.call(context.Background(), "initialize", map[string]any{"clientInfo": map[string]string{"name": "mcptray-realclients", "version": "1"}}); err != nil {
+		t.Fatalf("codex app-server initialize: %v\n%s", err, a.stderr.String())
+	}
+	a.notify("initialized")
+	return a
+}
+
+// startRPC runs bin args, a program that speaks newline-delimited JSON-RPC
+// on its stdin and stdout (codex app-server, copilot --acp).
+func startRPC(t *testing.T, bin, dir string, env []string, args ...string) *appServer {
+	t.Helper()
 	a := &appServer{waiting: map[int]chan rpcReply{}, done: make(chan struct{})}
-	a.cmd = exec.Command(bin, append([]string{"app-server"}, args...)...)
+	a.cmd = exec.Command(bin, args...)
 	a.cmd.Dir, a.cmd.Env = dir, env
 	a.cmd.Stderr = &a.stderr
 	ownGroup(a.cmd)
@@ -424,10 +436,6 @@ func startAppServer(t *testing.T, bin, dir string, env []string, args ...string)
 		<-a.done
 		a.cmd.Wait()
 	})
-	if _, err := a.call(context.Background(), "initialize", map[string]any{"clientInfo": map[string]string{"name": "mcptray-realclients", "version": "1"}}); err != nil {
-		t.Fatalf("codex app-server initialize: %v\n%s", err, a.stderr.String())
-	}
-	a.notify("initialized")
 	return a
 }
 

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tailscale/hujson"
-
 	"mcptray/registry"
 )
 
@@ -57,9 +55,9 @@ func setup(t *testing.T) *fixture {
 		clients: installedDir("MCPTRAY_TEST_CLIENTS", ".testclients"),
 		key:     testKey, token: testToken, literal: "literal-value-77",
 	}
-	for _, c := range []string{"claude", "gemini", "codex"} {
-		if _, err := os.Stat(filepath.Join(f.clients, ".bin", c)); err != nil {
-			need(t, "%s is not installed under %s", c, f.clients)
+	for _, c := range clientsUnderTest {
+		if _, err := os.Stat(filepath.Join(f.clients, ".bin", c.bin)); err != nil {
+			need(t, "%s is not installed under %s", c.bin, f.clients)
 		}
 	}
 	var err error
@@ -77,12 +75,12 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.mcptray = buildMcptray(t, t.TempDir())
-	for _, c := range []string{"claude", "gemini", "codex"} {
-		out, _, err := run(context.Background(), t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, filepath.Join(f.clients, ".bin", c), "--version")
+	for _, c := range clientsUnderTest {
+		out, _, err := run(context.Background(), t.TempDir(), []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, filepath.Join(f.clients, ".bin", c.bin), "--version")
 		if err != nil {
-			t.Fatalf("%s --version: %v", c, err)
+			t.Fatalf("%s --version: %v", c.bin, err)
 		}
-		t.Logf("%s --version: %s", c, strings.TrimSpace(out))
+		t.Logf("%s --version: %s", c.bin, strings.TrimSpace(out))
 	}
 	return f
 }
@@ -187,6 +185,8 @@ func (f *fixture) newHome(t *testing.T, c *client) *home {
 	// Gemini CLI connects to no MCP server in a folder it does not trust.
 	trust, _ := json.Marshal(map[string]string{h.proj: "TRUST_FOLDER"})
 	writeFile(t, filepath.Join(dir, "trustedFolders.json"), string(trust))
+	// Nor does Qwen Code, which keeps its list in its own folder.
+	writeFile(t, filepath.Join(dir, ".qwen", "trustedFolders.json"), string(trust))
 	// Codex bridges SSE through `npx -y mcp-remote`: the project folder has
 	// it installed (from .testclients), so npx needs no download.
 	if err := os.Symlink(f.clients, filepath.Join(h.proj, "node_modules")); err != nil {
@@ -217,6 +217,7 @@ func (h *home) env(secrets bool) []string {
 		"GEMINI_CLI_NO_RELAUNCH=true",
 		"NO_BROWSER=1",
 	}
+	env = append(env, copilotEnv...)
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}
@@ -356,6 +357,8 @@ var clientsUnderTest = []*client{
 	{id: "claude-code", bin: "claude", ref: func(n string) string { return "${" + n + "}" }, entries: claudeEntries, connected: "✔ Connected"},
 	{id: "gemini", bin: "gemini", ref: func(n string) string { return "${" + n + "}" }, entries: geminiEntries, connected: "Connected"},
 	{id: "codex", bin: "codex", entries: codexEntries, connected: "connected"},
+	{id: "copilot", bin: "copilot", ref: func(n string) string { return "${" + n + "}" }, entries: copilotEntries, connected: "connected"},
+	{id: "qwen", bin: "qwen", ref: func(n string) string { return "${" + n + "}" }, entries: qwenEntries, connected: "Connected"},
 }
 
 // claudeEntries reads `claude mcp list` (every server and whether Claude
@@ -422,54 +425,7 @@ func claudeEntries(h *home) map[string]entry {
 // whether Gemini connected, in the trusted project folder) and the fields
 // from ~/.gemini/settings.json, since Gemini has no `mcp get`.
 func geminiEntries(h *home) map[string]entry {
-	_, errOut := h.client("mcp", "list")
-	got := map[string]entry{}
-	line := regexp.MustCompile(`^\S+ ([A-Za-z0-9_-]+): (.*) \((stdio|http|sse)\) - (.*)$`)
-	shown := map[string]string{}
-	for _, l := range strings.Split(errOut, "\n") {
-		if m := line.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-			got[m[1]] = entry{transport: m[3], status: m[4]}
-			shown[m[1]] = m[2]
-		}
-	}
-	if len(got) == 0 {
-		h.t.Logf("gemini mcp list:\n%s", errOut)
-	}
-	data, err := os.ReadFile(filepath.Join(h.dir, ".gemini", "settings.json"))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	std, err := hujson.Standardize(data)
-	if err != nil {
-		h.t.Fatalf("settings.json: %v", err)
-	}
-	var settings struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-			URL     string            `json:"url"`
-			HTTPURL string            `json:"httpUrl"`
-			Type    string            `json:"type"`
-			Headers map[string]string `json:"headers"`
-		} `json:"mcpServers"`
-	}
-	if err := json.Unmarshal(std, &settings); err != nil {
-		h.t.Fatalf("settings.json: %v", err)
-	}
-	for name, s := range settings.MCPServers {
-		e, ok := got[name]
-		if !ok {
-			h.t.Errorf("settings.json has %s but `gemini mcp list` does not show it", name)
-			continue
-		}
-		e.command, e.args, e.env, e.url, e.headers = s.Command, s.Args, s.Env, s.URL, s.Headers
-		if want := strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " ") + s.URL); shown[name] != want {
-			h.t.Errorf("gemini mcp list shows %s as %q, settings.json says %q", name, shown[name], want)
-		}
-		got[name] = e
-	}
-	return got
+	return geminiLikeEntries(h, "gemini", filepath.Join(h.dir, ".gemini", "settings.json"))
 }
 
 // codexEntries reads `codex mcp list --json` (every server and its fields)
@@ -553,6 +509,10 @@ func notesAbout(notes []string, name string) []string {
 	}
 	return out
 }
+
+// resolvesOnAdd: the client's `mcp add` writes every reference it can
+// resolve as its value (Gemini CLI 0.61, Qwen Code 0.24.4).
+func resolvesOnAdd(c *client) bool { return c.id == "gemini" || c.id == "qwen" }
 
 // expect is how the client should hold s after mcptray wrote it. Codex is
 // special: it has no reference syntax, passes variables through by name
@@ -673,19 +633,22 @@ func sortedCopy(s []string) []string {
 
 // entries is what the client shows. A client gives each server a few
 // seconds to start; on a loaded machine a slow start shows as a failure, so
-// the client is asked again (at most three times in all) while one of want
-// is not connected: what is configured wrong never connects.
+// the client is asked again (at most three times in all, six while one only
+// timed out: Qwen Code's `mcp list` gives each server a fixed 10 s) while
+// one of want is not connected: what is configured wrong never connects.
 func (h *home) entries(want []string) map[string]entry {
 	h.t.Helper()
 	for try := 1; ; try++ {
 		got := h.c.entries(h)
 		var slow []string
+		timedOut := false
 		for _, n := range want {
 			if e, ok := got[n]; ok && e.status != h.c.connected {
 				slow = append(slow, n+" ("+e.status+")")
+				timedOut = timedOut || strings.Contains(e.status, "timed out")
 			}
 		}
-		if len(slow) == 0 || try == 3 {
+		if len(slow) == 0 || try == 3 && !timedOut || try == 6 {
 			return got
 		}
 		h.t.Logf("%s: not connected yet: %s; asking again", h.c.id, strings.Join(slow, ", "))
@@ -783,8 +746,8 @@ func testExportCLI(t *testing.T, f *fixture, c *client) {
 		t.Errorf("the printed commands hold the mask %s where a value goes: a person running them stores the bullets", mask)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if c.id == "gemini" && !strings.Contains(warnings, "mcptray install --client gemini") {
-		t.Errorf("no warning that `gemini mcp add` writes resolved references into settings.json (prefer mcptray install)")
+	if resolvesOnAdd(c) && !strings.Contains(warnings, "mcptray install --client "+c.id) {
+		t.Errorf("no warning that `%s mcp add` writes resolved references into settings.json (prefer mcptray install)", c.id)
 	}
 	if len(lines) != len(h.servers) {
 		t.Errorf("%d lines for %d servers", len(lines), len(h.servers))
@@ -802,7 +765,7 @@ func testExportCLI(t *testing.T, f *fixture, c *client) {
 		// Gemini's `mcp add` rewrites settings.json with every reference
 		// it can resolve replaced by its value: run its lines without the
 		// secrets in the environment.
-		o, e, err := run(context.Background(), h.proj, h.env(c.id != "gemini"), filepath.Join(f.clients, ".bin", c.bin), words[1:]...)
+		o, e, err := run(context.Background(), h.proj, h.env(!resolvesOnAdd(c)), filepath.Join(f.clients, ".bin", c.bin), words[1:]...)
 		if err != nil {
 			t.Errorf("the client refused a printed line: %v\n%s\nstdout: %s\nstderr: %s", err, line, o, e)
 		}
@@ -836,8 +799,27 @@ func (f *fixture) clientAdds(c *client, h *home) []added {
 				registry.Server{URL: authURL, TransportName: registry.TransportHTTP, Headers: bearer}},
 		}
 	case "gemini":
+		described := stdio
+		described.Description = "the demo, described"
 		return []added{
-			{"own-stdio", []string{"mcp", "add", "--scope", "user", "-e", "API_KEY=${" + keyVar + "}", "-e", "LIT=" + ownLiteral, "own-stdio", f.mcptray, "serve-demo"}, stdio},
+			{"own-stdio", []string{"mcp", "add", "--scope", "user", "-e", "API_KEY=${" + keyVar + "}", "-e", "LIT=" + ownLiteral, "--description", described.Description, "own-stdio", f.mcptray, "serve-demo"}, described},
+			{"own-http", []string{"mcp", "add", "--scope", "user", "--transport", "http", "-H", "Authorization: Bearer ${" + tokenVar + "}", "own-http", authURL},
+				registry.Server{URL: authURL, TransportName: registry.TransportHTTP, Headers: bearer}},
+			{"own-sse", []string{"mcp", "add", "--scope", "user", "--transport", "sse", "own-sse", f.sseURL}, registry.Server{URL: f.sseURL, TransportName: registry.TransportSSE}},
+			{"own-args", []string{"mcp", "add", "--scope", "user", "own-args", f.node, "--", f.everything, "stdio"}, registry.Server{Command: f.node, Args: []string{f.everything, "stdio"}}},
+		}
+	case "copilot":
+		return []added{
+			{"own-stdio", []string{"mcp", "add", "own-stdio", "--env", "API_KEY=${" + keyVar + "}", "--env", "LIT=" + ownLiteral, "--", f.mcptray, "serve-demo"}, stdio},
+			{"own-http", []string{"mcp", "add", "--transport", "http", "--header", "Authorization: Bearer ${" + tokenVar + "}", "own-http", authURL},
+				registry.Server{URL: authURL, TransportName: registry.TransportHTTP, Headers: bearer}},
+			{"own-sse", []string{"mcp", "add", "--transport", "sse", "own-sse", f.sseURL}, registry.Server{URL: f.sseURL, TransportName: registry.TransportSSE}},
+		}
+	case "qwen":
+		described := stdio
+		described.Description = "the demo, described"
+		return []added{
+			{"own-stdio", []string{"mcp", "add", "--scope", "user", "-e", "API_KEY=${" + keyVar + "}", "-e", "LIT=" + ownLiteral, "--description", described.Description, "own-stdio", f.mcptray, "serve-demo"}, described},
 			{"own-http", []string{"mcp", "add", "--scope", "user", "--transport", "http", "-H", "Authorization: Bearer ${" + tokenVar + "}", "own-http", authURL},
 				registry.Server{URL: authURL, TransportName: registry.TransportHTTP, Headers: bearer}},
 			{"own-sse", []string{"mcp", "add", "--scope", "user", "--transport", "sse", "own-sse", f.sseURL}, registry.Server{URL: f.sseURL, TransportName: registry.TransportSSE}},
@@ -863,8 +845,9 @@ func testClientAddsImport(t *testing.T, f *fixture, c *client) {
 	h := f.newHome(t, c)
 	adds := f.clientAdds(c, h)
 	for _, a := range adds {
-		// Gemini resolves references on write when the variables are set.
-		h.clientEnv(c.id != "gemini", a.args...)
+		// Gemini and Qwen resolve references on write when the variables
+		// are set.
+		h.clientEnv(!resolvesOnAdd(c), a.args...)
 	}
 	var file string
 	switch c.id {
@@ -884,6 +867,10 @@ func testClientAddsImport(t *testing.T, f *fixture, c *client) {
 		adds = append(adds, added{name: "own-untyped", want: registry.Server{URL: h.auth.URL + "/mcp", TransportName: registry.TransportHTTP, Headers: map[string]string{"Authorization": "Bearer ${env:" + tokenVar + "}"}}})
 	case "codex":
 		file = filepath.Join(h.dir, ".codex", "config.toml")
+	case "copilot":
+		file = filepath.Join(h.dir, ".copilot", "mcp-config.json")
+	case "qwen":
+		file = filepath.Join(h.dir, ".qwen", "settings.json")
 	}
 	// The client connects to what it wrote itself (a baseline for the rest).
 	var own []string
@@ -917,13 +904,14 @@ func testClientAddsImport(t *testing.T, f *fixture, c *client) {
 		t.Logf("%s as %s wrote it:\n%s", file, c.id, readFile(t, file))
 	}
 
-	if c.id == "gemini" {
-		// One more `gemini mcp add`, with the variables set as in a
-		// person's shell: Gemini writes the whole file back with the
-		// references it resolved (why mcptray warns against its add lines).
+	if resolvesOnAdd(c) {
+		// One more `mcp add`, with the variables set as in a person's
+		// shell: Gemini and Qwen write the whole file back with the
+		// references they resolved (why mcptray warns against their add
+		// lines).
 		h.client("mcp", "add", "--scope", "user", "own-late", f.mcptray, "serve-demo")
 		if !strings.Contains(string(readFile(t, file)), f.key) {
-			t.Errorf("gemini mcp add no longer writes resolved references into settings.json: the warning of `mcptray export --client gemini --format cli` may be obsolete")
+			t.Errorf("%s mcp add no longer writes resolved references into settings.json: the warning of `mcptray export --client %s --format cli` may be obsolete", c.id, c.id)
 		}
 	}
 
@@ -966,6 +954,7 @@ func compareImported(t *testing.T, c *client, name string, want, got *registry.S
 	check("transport", want.Transport(), got.Transport())
 	check("headers", maskValues(want.Headers), maskValues(got.Headers))
 	check("disabled", want.Disabled, got.Disabled)
+	check("description", want.Description, got.Description)
 	if len(diffs) > 0 {
 		t.Errorf("%s: imported %s: %s", c.id, name, strings.Join(diffs, "; "))
 	}
