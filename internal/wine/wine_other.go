@@ -1,0 +1,5 @@
+//go:build !windows
+
+package wine
+
+func running() bool { return false }
