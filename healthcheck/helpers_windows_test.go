@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// coarseClock: Windows' monotonic clock moves in timer ticks (0.5 to 15.6
+// ms), so a fast exchange can measure 0.
+const coarseClock = true
+
 // ownGroup makes cmd lead a process group of its own.
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
