@@ -11,6 +11,9 @@ bound=${MCPTRAY_WINE_PKG_TIMEOUT:-10m}
 # The binary's own -test.timeout fires first and names the test; this one,
 # a minute later, ends a binary that Wine cannot bring down.
 case $bound in *m) secs=$(( ${bound%m} * 60 + 60 ));; *s) secs=$(( ${bound%s} + 60 ));; *) secs=660;; esac
+# The host's temporary folders (go test points TMPDIR at GOTMPDIR) are not
+# paths inside the system: Wine's own (C:\users\root\Temp) are used instead.
+unset TMPDIR TMP TEMP GOTMPDIR
 timeout -k 10 "$secs" chroot "$MCPTRAY_WINE_ROOT" /bin/sh -c 'cd "$0" && exec /usr/bin/env $MCPTRAY_WINE_ENV MCPTRAY_TEST_WINE=1 /usr/lib/wine/wine64 "$@"' \
 	"$PWD" "$inner" "$@"
 rc=$?

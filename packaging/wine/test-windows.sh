@@ -178,8 +178,10 @@ echo "== windows tests under Wine: $((SECONDS - t))s (exit $rc)"
 # Per package: top-level tests passed, failed, skipped (go test -v prints a
 # package's results before its ok/FAIL line; -p 1 keeps packages apart).
 awk '
-/^=== RUN/ { next }
-/^--- PASS/ { p++ } /^--- FAIL/ { f++ } /^--- SKIP/ { s++; sub(/^--- SKIP: /, ""); skip = $1; getline; sub(/^ +/, ""); skips = skips sprintf("   %s: %s\n", skip, $0) }
+/^=== (RUN|CONT|PAUSE)/ { said = ""; next }
+/^    [^ ]/ { said = substr($0, 5) }
+/^--- PASS/ { p++ } /^--- FAIL/ { f++ }
+/^--- SKIP/ { s++; skips = skips sprintf("   skip %s: %s\n", $3, said) }
 /^(ok  |FAIL|\?   )\t/ || /^FAIL\t/ {
 	name = $2; st = ($1 == "ok") ? "ok" : ($1 == "?" ? "no tests" : "FAIL")
 	if (/\[build failed\]|\[setup failed\]/) st = "build failed"
