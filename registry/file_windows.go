@@ -12,7 +12,22 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-func openNonblock(path string) (*os.File, error) { return os.Open(path) }
+// openNonblock opens path to read it, retried for a while when it is busy:
+// a rename replacing the file holds it with delete access for a moment,
+// and an open without FILE_SHARE_DELETE (os.Open's) then gets a sharing
+// violation. Windows has no named pipes in the file system to block on.
+func openNonblock(path string) (*os.File, error) {
+	deadline := time.Now().Add(renameTimeout)
+	pause := time.Millisecond
+	for {
+		f, err := os.Open(path)
+		if err == nil || !busy(err) || time.Now().After(deadline) {
+			return f, err
+		}
+		time.Sleep(pause)
+		pause = min(pause*2, 50*time.Millisecond)
+	}
+}
 
 // canWrite: Windows has no access(2); the read-only attribute (mode 0444)
 // is checked by the caller.
@@ -48,4 +63,32 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 		// which is what keeps two processes from locking two files.
 		os.Remove(name)
 	}, nil
+}
+
+// busy: the errors Windows gives for a file that another process has open
+// in a way that excludes this use, or is removing: they last a moment.
+func busy(err error) bool {
+	return errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)
+}
+
+// renameTimeout bounds how long rename retries a busy target.
+const renameTimeout = 5 * time.Second
+
+// rename is os.Rename, retried for a while when the target is busy: on
+// Windows a file cannot be replaced while another process has it open
+// without FILE_SHARE_DELETE, which is how Go (and most programs) open files
+// to read them, so a save fails with "Access is denied" or a sharing
+// violation for as long as someone reads the config. Go's own tools retry
+// the same way (cmd/go/internal/robustio).
+func rename(from, to string) error {
+	deadline := time.Now().Add(renameTimeout)
+	pause := time.Millisecond
+	for {
+		err := os.Rename(from, to)
+		if err == nil || !busy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(pause*2, 50*time.Millisecond)
+	}
 }
