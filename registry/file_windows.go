@@ -39,12 +39,25 @@ func keepOwner(*os.File, fs.FileInfo) error { return nil }
 // (.NAME.lock), waiting up to timeout; the last one out removes it.
 func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	name := lockName(path)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	h := windows.Handle(f.Fd())
+	var f *os.File
+	var h windows.Handle
+	var openErr error // the last open refused as busy, if the wait runs out
 	err = pollLock(name, timeout, func() (bool, error) {
+		if f == nil {
+			var err error
+			if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+				f = nil
+				// The holder's removal of the lock file leaves it
+				// delete-pending for a moment, and an open then is
+				// refused (access denied): try again, as for a held lock.
+				if busy(err) {
+					openErr = err
+					return false, nil
+				}
+				return false, err
+			}
+			h = windows.Handle(f.Fd())
+		}
 		ol := new(windows.Overlapped)
 		err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 		if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
@@ -53,7 +66,11 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 		return err == nil, err
 	})
 	if err != nil {
-		f.Close()
+		if f != nil {
+			f.Close()
+		} else if openErr != nil && errors.Is(err, ErrLocked) {
+			return nil, fmt.Errorf("lock: %w", openErr)
+		}
 		return nil, err
 	}
 	return func() {
