@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mcptray/internal/wine"
 	"net"
 	"os"
 	"os/exec"
@@ -298,6 +299,7 @@ func testServers(t *testing.T) string {
 		t.Skipf("server-everything not installed under %s (run ./packaging/ensure-deps.sh npm): %v", dir, err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		wine.Skip(t, "has no Windows node installed (make test-windows installs none)")
 		t.Skip("node not installed")
 	}
 	return dir

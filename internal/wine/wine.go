@@ -3,7 +3,10 @@
 // under Wine on Linux, by make test-windows, and unchanged on Windows).
 package wine
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // Running reports whether the program is a Windows program run by Wine.
 func Running() bool { return running() }
@@ -14,5 +17,23 @@ func Skip(t testing.TB, lacks string) {
 	t.Helper()
 	if Running() {
 		t.Skipf("under Wine, which %s", lacks)
+	}
+}
+
+// Symlink makes the symbolic link newname → oldname for a test, or skips
+// it where none can be made: Wine reports a link made and makes none, and
+// Windows makes one only with the privilege (developer mode, or an
+// administrator). Any other failure fails the test.
+func Symlink(t testing.TB, oldname, newname string) {
+	t.Helper()
+	if err := os.Symlink(oldname, newname); err != nil {
+		if privilegeMissing(err) {
+			t.Skipf("Windows makes symbolic links only with the privilege (developer mode, or an administrator): %v", err)
+		}
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(newname); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		Skip(t, "reports a symbolic link made and makes none")
+		t.Fatalf("os.Symlink(%s, %s) succeeded and made no link", oldname, newname)
 	}
 }

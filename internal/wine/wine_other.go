@@ -3,3 +3,5 @@
 package wine
 
 func running() bool { return false }
+
+func privilegeMissing(error) bool { return false }

@@ -1,6 +1,7 @@
 package wine
 
 import (
+	"errors"
 	"sync"
 
 	"golang.org/x/sys/windows"
@@ -10,3 +11,5 @@ import (
 var running = sync.OnceValue(func() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 })
+
+func privilegeMissing(err error) bool { return errors.Is(err, windows.ERROR_PRIVILEGE_NOT_HELD) }
