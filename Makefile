@@ -62,10 +62,12 @@ cross:
 
 # Every package's Windows tests, run under Wine 10 from a Debian 13 system
 # the script makes once and keeps in /var/cache/mcptray-wine (root needed;
-# see packaging/wine/test-windows.sh and packaging/README.md).
-test-windows:
+# see packaging/wine/test-windows.sh and packaging/README.md), then the
+# desktop build's version and check of the demo server.
+test-windows: deps-test
 	@echo "== windows tests under Wine"
-	GO=$(GO) ./packaging/wine/test-windows.sh
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(WINCC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/windows/mcptray.exe .
+	GO=$(GO) DESKTOP_EXE=bin/windows/mcptray.exe ./packaging/wine/test-windows.sh
 
 FUZZTIME ?= 100000x
 fuzz:
