@@ -52,6 +52,9 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 				// refused (access denied): try again, as for a held lock.
 				if busy(err) {
 					openErr = err
+					if hookLockBusy != nil {
+						hookLockBusy()
+					}
 					return false, nil
 				}
 				return false, err
@@ -81,6 +84,10 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 		os.Remove(name)
 	}, nil
 }
+
+// hookLockBusy, when set by a test, runs when an open of the lock file is
+// refused as busy.
+var hookLockBusy func()
 
 // busy: the errors Windows gives for a file that another process has open
 // in a way that excludes this use, or is removing: they last a moment.
