@@ -11,7 +11,7 @@ export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
 export MCPTRAY_TEST_CLIENTS := $(CURDIR)/.testclients/node_modules
 
-.PHONY: run build test test-clients cross lint bench fuzz package deps-build deps-test deps-npm deps-tools deps-clients clean
+.PHONY: run build test test-windows test-clients cross lint bench fuzz package deps-build deps-test deps-npm deps-tools deps-clients clean
 
 run: deps-build build
 	./$(BIN)
@@ -34,6 +34,7 @@ test: deps-test deps-npm deps-tools deps-clients
 	$(eval HEADLESS := $(shell command -v xvfb-run >/dev/null && command -v dbus-run-session >/dev/null && echo 'xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --'))
 	CGO_ENABLED=1 $(HEADLESS) $(GO) test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory cross
+	@$(MAKE) --no-print-directory test-windows
 	@# A count, not a duration: Go 1.26's fuzz coordinator can fail a target
 	@# with a bare "context deadline exceeded" as a -fuzztime duration ends
 	@# (golang/go#75804, fixed in Go 1.27); a count has no deadline to race.
@@ -59,6 +60,15 @@ cross:
 	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(WINCC) $(GO) vet ./...
 	@echo "== cross: darwin (no cgo)"
 	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) vet -tags nogui $$(GOOS=darwin $(GO) list -e -tags nogui ./... 2>/dev/null | grep -v -e '^mcptray/app/gui$$' -e '^mcptray/app/gui/floor$$')
+
+# Every package's Windows tests, run under Wine 10 from a Debian 13 system
+# the script makes once and keeps in /var/cache/mcptray-wine (root needed;
+# see packaging/wine/test-windows.sh and packaging/README.md), then the
+# desktop build's version and check of the demo server.
+test-windows: deps-test
+	@echo "== windows tests under Wine"
+	CGO_ENABLED=1 GOOS=windows GOARCH=amd64 CC=$(WINCC) $(GO) build -ldflags "$(LDFLAGS)" -o bin/windows/mcptray.exe .
+	GO=$(GO) DESKTOP_EXE=bin/windows/mcptray.exe ./packaging/wine/test-windows.sh
 
 FUZZTIME ?= 100000x
 fuzz:

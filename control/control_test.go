@@ -71,6 +71,7 @@ func startDaemon(t *testing.T, cfgPath string, servers ...*registry.Server) *dae
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveFirstPipe(t, sock)
 	eng := NewLocal(&registry.Config{Path: cfgPath, Servers: servers}, &LocalOptions{
 		Supervisor: &supervisor.Options{
 			NoLogFiles: true, StopGrace: 200 * time.Millisecond, KillGrace: 300 * time.Millisecond,

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Microsoft/go-winio"
 	"golang.org/x/sys/windows"
+
+	"mcptray/internal/wine"
 )
 
 func alive(pid int) bool {
@@ -43,4 +46,19 @@ func TestPipeSecurity(t *testing.T) {
 	if _, err := windows.SecurityDescriptorFromString(sd); err != nil {
 		t.Errorf("not a valid descriptor: %v", err)
 	}
+}
+
+// serveFirstPipe works around Wine, whose first instance of a go-winio
+// pipe accepts a client but never serves it: a throwaway open takes that
+// instance, and the clients after it are served. On Windows it does nothing.
+func serveFirstPipe(t *testing.T, sock string) {
+	t.Helper()
+	if !wine.Running() {
+		return
+	}
+	c, err := winio.DialPipe(PipeName(sock), nil)
+	if err != nil {
+		t.Fatalf("throwaway open of the pipe under Wine: %v", err)
+	}
+	c.Close()
 }

@@ -23,6 +23,7 @@ func TestShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveFirstPipe(t, sock)
 	eng := NewLocal(&registry.Config{Servers: []*registry.Server{demoServer(t, "demo")}}, &LocalOptions{
 		Supervisor: &supervisor.Options{
 			NoLogFiles: true, StopGrace: 200 * time.Millisecond, KillGrace: 300 * time.Millisecond,

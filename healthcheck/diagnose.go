@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -175,7 +174,7 @@ func networkDiagnosis(err error, rawURL string) *Diagnosis {
 			Err:      err,
 		}
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	if refused(err) {
 		return &Diagnosis{
 			Code:     CodeConnectionRefused,
 			Message:  fmt.Sprintf("Nothing is listening at %s: the connection was refused.", host),
@@ -189,7 +188,7 @@ func networkDiagnosis(err error, rawURL string) *Diagnosis {
 	}
 	var netErr net.Error
 	var opErr *net.OpError
-	if errors.As(err, &netErr) || errors.As(err, &opErr) || errors.Is(err, syscall.ECONNRESET) {
+	if errors.As(err, &netErr) || errors.As(err, &opErr) || reset(err) {
 		return &Diagnosis{
 			Code:     CodeConnectionFailed,
 			Message:  fmt.Sprintf("The connection to %s failed.", host),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mcptray/internal/wine"
 	"net"
 	"os"
 	"os/exec"
@@ -298,6 +299,7 @@ func testServers(t *testing.T) string {
 		t.Skipf("server-everything not installed under %s (run ./packaging/ensure-deps.sh npm): %v", dir, err)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
+		wine.Skip(t, "has no Windows node installed (make test-windows installs none)")
 		t.Skip("node not installed")
 	}
 	return dir
@@ -488,3 +490,7 @@ func connectPastDiscoverTimeout(t *testing.T, mode string) connectResult {
 	}
 	return r
 }
+
+// measured: a latency was measured, not left at zero (zero passes only on a
+// clock that can be coarser than the exchange: coarseClock).
+func measured(d time.Duration) bool { return d > 0 || d == 0 && coarseClock }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mcptray/internal/wine"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,9 @@ func connectLegacyDier(t *testing.T, mode string) error {
 }
 
 func TestDiedOnDiscoverEveryTime(t *testing.T) {
+	if testing.Short() {
+		wine.Skip(t, "takes seconds to start a process: the 240 starts here take over 5 minutes (run without -short)")
+	}
 	t.Run("100 in a row", func(t *testing.T) {
 		for i := range 100 {
 			if err := connectLegacyDier(t, "exit-on-discover"); err != nil {

@@ -225,8 +225,12 @@ func (c *stdioConn) shutdown() {
 		}
 		c.mu.Unlock()
 		close(c.closed)
-		c.stdout.Close()
+		// stdin first: its end is what tells the server to exit, which ends
+		// a read blocked on its stdout. Closing stdout first can wait for
+		// that read for ever where closing a pipe waits for its pending
+		// reads (Windows' synchronous pipes under Wine).
 		c.stdin.Close()
+		c.stdout.Close()
 	})
 }
 

@@ -355,13 +355,13 @@ func commit(target string, cur snapshot, next []byte, o *WriteOptions, e *Edited
 		return false, nil
 	}
 	if bakTmp != "" {
-		if err := os.Rename(bakTmp, backup); err != nil {
+		if err := rename(bakTmp, backup); err != nil {
 			return false, fmt.Errorf("backup: %w", err)
 		}
 		cleanup = cleanup[:1]
 		syncDir(filepath.Dir(backup))
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := rename(tmp, target); err != nil {
 		if o.Stamp != nil && backup != "" {
 			os.Remove(backup) // a backup of a change that did not happen
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"mcptray/internal/filemode"
+	"mcptray/internal/wine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,13 +58,9 @@ func TestSaveThroughSymlinks(t *testing.T) {
 	os.MkdirAll(cfgDir, 0o755)
 	// servers.toml -> ../../dotfiles-link/mcptray/servers.toml, where
 	// dotfiles-link -> dotfiles: two levels, relative, through a folder link.
-	if err := os.Symlink("dotfiles", filepath.Join(home, "dotfiles-link")); err != nil {
-		t.Fatal(err)
-	}
+	wine.Symlink(t, "dotfiles", filepath.Join(home, "dotfiles-link"))
 	link := filepath.Join(cfgDir, "servers.toml")
-	if err := os.Symlink("../../dotfiles-link/mcptray/servers.toml", link); err != nil {
-		t.Fatal(err)
-	}
+	wine.Symlink(t, "../../dotfiles-link/mcptray/servers.toml", link)
 
 	cfg, err := Load(link)
 	if err != nil {
@@ -78,7 +76,7 @@ func TestSaveThroughSymlinks(t *testing.T) {
 	if got := readString(t, real); !strings.HasPrefix(got, "# mine\n") || !strings.Contains(got, "[servers.y]") {
 		t.Errorf("the linked file was not written:\n%s", got)
 	}
-	if m := mode(t, real); m != 0o600 {
+	if m := mode(t, real); !filemode.Matches(m, 0o600) {
 		t.Errorf("linked servers.toml mode = %v, want 0600", m)
 	}
 	if got := readString(t, link+".bak"); got != "# mine\n[servers.x]\ncommand = \"x\"\n" {
@@ -89,7 +87,7 @@ func TestSaveThroughSymlinks(t *testing.T) {
 	clientReal := filepath.Join(home, "dotfiles", "claude.json")
 	writeFile(t, clientReal, "{}\n", 0o644)
 	clientLink := filepath.Join(home, ".claude.json")
-	os.Symlink(clientReal, clientLink)
+	wine.Symlink(t, clientReal, clientLink)
 	if err := WriteFileAtomic(clientLink, []byte("{\"a\": 1}\n"), &WriteOptions{Perm: 0o600}); err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +97,13 @@ func TestSaveThroughSymlinks(t *testing.T) {
 	if got := readString(t, clientReal); got != "{\"a\": 1}\n" {
 		t.Errorf("linked client file = %q", got)
 	}
-	if m := mode(t, clientReal); m != 0o644 {
+	if m := mode(t, clientReal); !filemode.Matches(m, 0o644) {
 		t.Errorf("client file mode = %v, want 0644 kept", m)
 	}
 
 	// A link to a file not written yet creates that file.
 	dangling := filepath.Join(home, ".gemini-settings.json")
-	os.Symlink(filepath.Join(home, "dotfiles", "new", "settings.json"), dangling)
+	wine.Symlink(t, filepath.Join(home, "dotfiles", "new", "settings.json"), dangling)
 	if err := WriteFileAtomic(dangling, []byte("{}\n"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +118,8 @@ func TestSaveThroughSymlinks(t *testing.T) {
 func TestSymlinkLoop(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	os.Symlink(b, a)
-	os.Symlink(a, b)
+	wine.Symlink(t, b, a)
+	wine.Symlink(t, a, b)
 	err := WriteFileAtomic(a, []byte("x"), nil)
 	if err == nil || !strings.Contains(err.Error(), "symbolic links") {
 		t.Errorf("err = %v", err)
@@ -366,7 +364,7 @@ func TestOpenForUpdateWritesNothing(t *testing.T) {
 		if _, err := os.Stat(loc.Path + ".bak"); !os.IsNotExist(err) {
 			t.Errorf("%s: a backup of nothing was written", loc.Source)
 		}
-		if m := mode(t, loc.Path); m != 0o600 {
+		if m := mode(t, loc.Path); !filemode.Matches(m, 0o600) {
 			t.Errorf("mode %v", m)
 		}
 	}

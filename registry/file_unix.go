@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// rename replaces to with from; on Unix a rename does not mind readers.
+func rename(from, to string) error { return os.Rename(from, to) }
+
 func openNonblock(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }

@@ -3,8 +3,10 @@ package registry
 import (
 	"bytes"
 	"errors"
+	"mcptray/internal/filemode"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +95,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Error("second encode differs")
 	}
 	fi, _ := os.Stat(path)
-	if fi.Mode().Perm() != 0o600 {
+	if !filemode.Matches(fi.Mode(), 0o600) {
 		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
 	}
 }
@@ -112,7 +114,7 @@ func TestSaveKeepsBackup(t *testing.T) {
 	if string(bak) != "# mine\n[servers.x]\ncommand = \"x\"\n" {
 		t.Errorf("backup = %q", bak)
 	}
-	if fi, _ := os.Stat(path + ".bak"); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(path + ".bak"); !filemode.Matches(fi.Mode(), 0o600) {
 		t.Errorf("backup mode = %v", fi.Mode().Perm())
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
@@ -132,7 +134,7 @@ func TestSaveNeverWidensMode(t *testing.T) {
 	if err := Save(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o200 {
+	if fi, _ := os.Stat(path); !filemode.Matches(fi.Mode(), 0o200) {
 		t.Errorf("mode = %v, want 0200 kept", fi.Mode().Perm())
 	}
 }
@@ -149,7 +151,7 @@ func TestSaveTightensMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, path + ".bak"} {
-		if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		if fi, _ := os.Stat(p); !filemode.Matches(fi.Mode(), 0o600) {
 			t.Errorf("%s: mode = %v, want 0600", filepath.Base(p), fi.Mode().Perm())
 		}
 	}
@@ -166,7 +168,7 @@ func TestOpenFirstRunAndExplicitPath(t *testing.T) {
 		strings.Join(cfg.Servers[0].Args, " ") != "serve-demo" || len(cfg.Diagnostics) != 0 {
 		t.Fatalf("default config = %+v %v", cfg.Servers, cfg.Diagnostics)
 	}
-	if fi, _ := os.Stat(loc.Path); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(loc.Path); !filemode.Matches(fi.Mode(), 0o600) {
 		t.Errorf("mode %v", fi.Mode().Perm())
 	}
 	// The second open reads what is there.
@@ -192,13 +194,24 @@ func TestLocate(t *testing.T) {
 	if err != nil || !loc.Explicit || !filepath.IsAbs(loc.Path) || loc.Source != "--config" {
 		t.Errorf("flag: %+v %v", loc, err)
 	}
-	t.Setenv(EnvConfig, "/etc/x.toml")
-	if loc, _ := Locate(""); loc.Path != "/etc/x.toml" || !loc.Explicit {
+	dir := t.TempDir() // absolute on this OS (/etc/x.toml is not on Windows)
+	t.Setenv(EnvConfig, filepath.Join(dir, "x.toml"))
+	if loc, _ := Locate(""); loc.Path != filepath.Join(dir, "x.toml") || !loc.Explicit {
 		t.Errorf("env: %+v", loc)
 	}
 	t.Setenv(EnvConfig, "")
-	t.Setenv("XDG_CONFIG_HOME", "/xdg")
-	if loc, _ := Locate(""); loc.Path != "/xdg/mcptray/servers.toml" || loc.Explicit {
+	// The OS's own config folder: $XDG_CONFIG_HOME, Windows' %APPDATA%
+	// (macOS's ~/Library/Application Support follows $HOME).
+	switch runtime.GOOS {
+	case "windows":
+		t.Setenv("APPDATA", dir)
+	case "darwin", "ios":
+		t.Setenv("HOME", dir)
+		dir = filepath.Join(dir, "Library", "Application Support")
+	default:
+		t.Setenv("XDG_CONFIG_HOME", dir)
+	}
+	if loc, _ := Locate(""); loc.Path != filepath.Join(dir, "mcptray", "servers.toml") || loc.Explicit {
 		t.Errorf("default: %+v", loc)
 	}
 }

@@ -113,6 +113,7 @@ func TestResolveCommand(t *testing.T) {
 func TestWellKnownPath(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home) // the home os.UserHomeDir reads on Windows
 	os.MkdirAll(filepath.Join(home, ".cargo", "bin"), 0o755)
 	env := withWellKnownPath([]string{"PATH=/usr/bin", "X=1"})
 	path := envValue(env, "PATH")

@@ -58,7 +58,9 @@ func TestJobHoldsWhatCmdStarts(t *testing.T) {
 			t.Fatal("the grandchild never started")
 		}
 	}
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(grand))
+	// PROCESS_QUERY_INFORMATION, not the limited right: Windows' IsProcessInJob
+	// takes either, Wine's only this one.
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_INFORMATION|windows.SYNCHRONIZE, false, uint32(grand))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"mcptray/internal/filemode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,7 +135,7 @@ func TestLogFileRotates(t *testing.T) {
 	if cur.Size() > 1000 || old.Size() > 1000 {
 		t.Errorf("sizes %d and %d, cap 1000", cur.Size(), old.Size())
 	}
-	if cur.Mode().Perm() != 0o600 {
+	if !filemode.Matches(cur.Mode(), 0o600) {
 		t.Errorf("mode %v, want 0600", cur.Mode().Perm())
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "srv.log"))

@@ -3,6 +3,8 @@ package clients
 import (
 	"errors"
 	"fmt"
+	"mcptray/internal/filemode"
+	"mcptray/internal/wine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,9 +45,7 @@ func TestInstallThroughSymlink(t *testing.T) {
 	os.WriteFile(real, []byte(orig), 0o644)
 	os.Chmod(real, 0o644)
 	link := filepath.Join(home, ".claude.json")
-	if err := os.Symlink("dotfiles/claude.json", link); err != nil {
-		t.Fatal(err)
-	}
+	wine.Symlink(t, "dotfiles/claude.json", link)
 	c := lookup(t, "claude-code")
 	ch, err := c.Install(testServers(), installOpts(), &FileOptions{Path: link})
 	if err != nil {
@@ -58,7 +58,7 @@ func TestInstallThroughSymlink(t *testing.T) {
 	if !strings.Contains(string(got), `"theme": "dark"`) || !strings.Contains(string(got), `"mcpServers"`) {
 		t.Errorf("the linked file was not written:\n%s", got)
 	}
-	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o644 {
+	if fi, _ := os.Stat(real); !filemode.Matches(fi.Mode(), 0o644) {
 		t.Errorf("mode %v, want 0644 kept", fi.Mode().Perm())
 	}
 	if b, _ := os.ReadFile(ch.Backup); string(b) != orig || filepath.Dir(ch.Backup) != home {

@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"errors"
+	"mcptray/internal/filemode"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -160,7 +161,7 @@ func TestInstallKeepsEverythingElse(t *testing.T) {
 			if b, _ := os.ReadFile(ch.Backup); string(b) != fixture {
 				t.Errorf("backup holds %q", b)
 			}
-			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+			if fi, _ := os.Stat(path); !filemode.Matches(fi.Mode(), 0o640) {
 				t.Errorf("mode %v, want the file's own 0640", fi.Mode().Perm())
 			}
 			got, _ := os.ReadFile(path)
@@ -306,7 +307,7 @@ func TestInstallNewFileAndLocalScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 || ch.Backup != "" {
+	if fi, err := os.Stat(path); err != nil || !filemode.Matches(fi.Mode(), 0o600) || ch.Backup != "" {
 		t.Errorf("new file: %v %v backup %q", fi, err, ch.Backup)
 	}
 	// Dry run writes nothing.

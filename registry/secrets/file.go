@@ -41,7 +41,7 @@ func (f *FileStore) parse(b []byte) (map[string]string, error) {
 	if b == nil {
 		return map[string]string{}, nil
 	}
-	if fi, err := os.Stat(f.Path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+	if fi, err := os.Stat(f.Path); err == nil && othersMayRead(fi) {
 		return nil, fmt.Errorf("%s is readable by others (mode %04o): run chmod 600 %s", f.Path, fi.Mode().Perm(), f.Path)
 	}
 	var d fileData

@@ -3,9 +3,11 @@ package secrets
 import (
 	"errors"
 	"fmt"
+	"mcptray/internal/filemode"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -30,11 +32,11 @@ func TestFileStore(t *testing.T) {
 		t.Fatalf("List = %v, %v", keys, err)
 	}
 	fi, err := os.Stat(st.Path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	if err != nil || !filemode.Matches(fi.Mode(), 0o600) {
 		t.Fatalf("file mode %v, %v; want 0600", fi.Mode(), err)
 	}
 	di, _ := os.Stat(filepath.Dir(st.Path))
-	if di.Mode().Perm() != 0o700 {
+	if !filemode.Matches(di.Mode(), 0o700) {
 		t.Fatalf("folder mode %v, want 0700", di.Mode())
 	}
 	if err := st.Delete("secret:a"); err != nil {
@@ -47,12 +49,16 @@ func TestFileStore(t *testing.T) {
 		t.Fatalf("List after Delete = %v", keys)
 	}
 
-	// A file others can read is refused rather than used.
-	os.Chmod(st.Path, 0o644)
-	if _, err := st.Get("secret:b"); err == nil || !strings.Contains(err.Error(), "chmod 600") {
-		t.Fatalf("Get on a 0644 file: %v", err)
+	// A file others can read is refused rather than used (where files
+	// have such bits: on Windows its ACL decides, and Chmod sets only the
+	// read-only attribute).
+	if runtime.GOOS != "windows" {
+		os.Chmod(st.Path, 0o644)
+		if _, err := st.Get("secret:b"); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+			t.Fatalf("Get on a 0644 file: %v", err)
+		}
+		os.Chmod(st.Path, 0o600)
 	}
-	os.Chmod(st.Path, 0o600)
 	// A damaged file says so and is left alone.
 	os.WriteFile(st.Path, []byte("{not json"), 0o600)
 	if err := st.Set("secret:c", "x"); err == nil || !strings.Contains(err.Error(), "damaged") {
@@ -64,6 +70,9 @@ func TestFileStore(t *testing.T) {
 }
 
 func TestOpenChooses(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skipf("the automatic choice falls back to the file only without a Linux session bus; %s's keyring is always there", runtime.GOOS)
+	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "secrets.json")
 	// No session bus at all: the automatic choice is the file, said once.
@@ -113,6 +122,9 @@ func TestOSKeyring(t *testing.T) {
 	if os.Getenv("MCPTRAY_KEYRING_CHILD") == "1" {
 		keyringChild(t)
 		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skipf("the Secret Service over D-Bus is Linux's keyring, not %s's", runtime.GOOS)
 	}
 	for _, tool := range []string{"dbus-daemon", "gnome-keyring-daemon"} {
 		if _, err := exec.LookPath(tool); err != nil {
