@@ -25,16 +25,20 @@ type client struct {
 	peer  Peer
 	since time.Time
 
-	mu       sync.Mutex // protects the fields below
-	name     string     // clientInfo, from the handshake
-	version  string
-	protocol string
-	caps     *mcp.ClientCapabilities
-	level    mcp.LoggingLevel
-	last     time.Time // last request
-	calls    int
-	errors   int
-	inflight int
+	mu        sync.Mutex // protects the fields below
+	name      string     // clientInfo, from the handshake
+	version   string
+	protocol  string
+	caps      *mcp.ClientCapabilities
+	level     mcp.LoggingLevel
+	last      time.Time // last request
+	calls     int
+	errors    int
+	inflight  int
+	drops     int64     // notifications lost: the client read too slowly
+	dropNoted time.Time // when the trace last said so
+
+	out outbox
 }
 
 // client returns ss's record, making it for a session seen the first time
@@ -217,6 +221,9 @@ type Session struct {
 	Requests      int       `json:"requests"`
 	Errors        int       `json:"errors"`
 	InFlight      int       `json:"inFlight"`
+	// Dropped is how many notifications the session lost because its
+	// client did not read them fast enough.
+	Dropped int64 `json:"droppedNotifications,omitempty"`
 }
 
 func (c *client) describe() Session {
@@ -226,6 +233,7 @@ func (c *client) describe() Session {
 	return Session{
 		ID: c.id, Via: c.peer.Via, PID: c.peer.PID, ClientName: c.name, ClientVersion: c.version,
 		Protocol: c.protocol, Since: c.since, LastRequest: c.last, Requests: c.calls, Errors: c.errors, InFlight: c.inflight,
+		Dropped: c.drops,
 	}
 }
 

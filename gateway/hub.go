@@ -44,7 +44,9 @@ type hub struct {
 	done     map[*mcp.ClientSession]chan struct{} // closed when the session ends
 	trips    map[string]*roundTrip                // by requestState
 
-	wg sync.WaitGroup // followUpstream goroutines
+	wg     sync.WaitGroup // followUpstream goroutines
+	drains sync.WaitGroup // goroutines writing the sessions' queues
+	all    serial         // what goes to every front, in order
 }
 
 // call is one request of a client session in flight upstream.
@@ -532,21 +534,27 @@ func (h *hub) onProgress(p *mcp.ProgressNotificationParams) {
 	}
 	q := *p
 	q.ProgressToken = c.token
-	_ = c.cl.ss.NotifyProgress(c.ctx, &q)
+	h.post(c.cl, func() { _ = c.cl.ss.NotifyProgress(c.ctx, &q) })
 }
 
-// onLog sends a log message to every session, each at its own level; the
-// session whose request is in flight gets it with that request (on its
-// HTTP stream).
+// onLog queues a log message for every session, each at its own level;
+// the session whose request is in flight gets it with that request (on
+// its HTTP stream).
 func (h *hub) onLog(p *mcp.LoggingMessageParams) {
 	c := h.latest(nil)
 	for _, cl := range h.clients() {
-		ctx := context.Background()
-		if c != nil && c.cl == cl {
-			ctx = c.ctx
+		if !levelLets(cl.logLevel(), p.Level) {
+			continue // the SDK would not send it: it need not wait
 		}
-		_ = cl.ss.Log(ctx, p)
+		h.post(cl, func() { sendTo(notifyCtx(c, cl), func(ctx context.Context) error { return cl.ss.Log(ctx, p) }) })
 	}
+}
+
+// levelLets reports whether a session at level is sent a message of
+// level msg; a session that set no level is sent none.
+func levelLets(level, msg mcp.LoggingLevel) bool {
+	i, j := slices.Index(levelOrder, level), slices.Index(levelOrder, msg)
+	return i >= 0 && (j < 0 || j >= i)
 }
 
 // ask is how a server's own request reaches a client: with the context of
@@ -632,7 +640,9 @@ func (h *hub) onElicitationComplete(id string) {
 	delete(h.elicits, id)
 	h.mu.Unlock()
 	if cl != nil {
-		_ = cl.ss.NotifyElicitationComplete(context.Background(), &mcp.ElicitationCompleteParams{ElicitationID: id})
+		h.post(cl, func() {
+			_ = cl.ss.NotifyElicitationComplete(context.Background(), &mcp.ElicitationCompleteParams{ElicitationID: id})
+		})
 	}
 }
 
@@ -691,9 +701,11 @@ func (h *hub) onResourceUpdated(p *mcp.ResourceUpdatedNotificationParams) {
 	h.mu.Lock()
 	fronts := slices.Clone(h.fronts)
 	h.mu.Unlock()
-	for _, f := range fronts {
-		_ = f.ResourceUpdated(context.Background(), p)
-	}
+	h.postAll(func() {
+		for _, f := range fronts {
+			_ = f.ResourceUpdated(context.Background(), p)
+		}
+	})
 }
 
 // subscribe and unsubscribe keep the upstream subscribed to a resource
@@ -845,7 +857,10 @@ func (h *hub) followUpstream(ctx context.Context) {
 	})
 }
 
-func (h *hub) wait() { h.wg.Wait() }
+func (h *hub) wait() {
+	h.wg.Wait()
+	h.drains.Wait()
+}
 
 // resync brings a new upstream session up to date: it has none of the
 // subscriptions and no logging level, and its tools may differ.

@@ -120,6 +120,19 @@ func serveTestServer() {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "debug " + in.Message})
 		return text("logged"), nil, nil
 	})
+	type floodIn struct {
+		Count int `json:"count"`
+		Every int `json:"every,omitempty"` // microseconds between messages
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "flood"}, func(ctx context.Context, req *mcp.CallToolRequest, in floodIn) (*mcp.CallToolResult, any, error) {
+		for i := range in.Count {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: i})
+			if in.Every > 0 {
+				time.Sleep(time.Duration(in.Every) * time.Microsecond)
+			}
+		}
+		return text("flooded"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "touch"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://r"})
 		return text("touched"), nil, nil

@@ -34,7 +34,12 @@ func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer 
 	if err != nil {
 		return err
 	}
-	h.attach(ss, peer)
+	cl := h.attach(ss, peer)
+	if lt, ok := t.(*lineTransport); ok {
+		if c := lt.connection(); c != nil {
+			c.watch(func(why string) { h.closedBy(cl, why) })
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
 	defer stop()
 	err = ss.Wait()
