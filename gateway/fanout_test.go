@@ -50,7 +50,9 @@ func (e *env) connectGated(c *mcp.Client) (*mcp.ClientSession, *gate) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	e.t.Cleanup(func() { cw.Close(); cr.Close(); sw.Close() })
-	go func() { _ = e.gw.Serve(e.ctx, "t", gateway.LineTransport(sr, sw, sw), gateway.Peer{Via: "stdio", PID: 2}) }()
+	go func() {
+		_ = e.gw.Serve(e.ctx, "t", gateway.LineTransport(sr, sw, sw), gateway.Peer{Via: "stdio", PID: 2})
+	}()
 	g := newGate(cr)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()

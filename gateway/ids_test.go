@@ -29,7 +29,9 @@ func (e *env) rawSession() *rawSession {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	e.t.Cleanup(func() { cw.Close(); cr.Close() })
-	go func() { _ = e.gw.Serve(e.ctx, "t", gateway.LineTransport(sr, sw, sw), gateway.Peer{Via: "stdio", PID: 3}) }()
+	go func() {
+		_ = e.gw.Serve(e.ctx, "t", gateway.LineTransport(sr, sw, sw), gateway.Peer{Via: "stdio", PID: 3})
+	}()
 	s := &rawSession{t: e.t, w: cw, got: make(chan map[string]json.RawMessage, 100)}
 	go func() {
 		sc := bufio.NewScanner(cr)
