@@ -101,11 +101,17 @@ type Gateway struct {
 	hubs map[string]*hub
 
 	seq seqs
+
+	// life ends when Run does: what outlives a client's request (a round
+	// trip's upstream call) ends with it.
+	life context.Context
+	end  context.CancelFunc
 }
 
 // New makes the gateway of up's servers. opts may be nil.
 func New(up Upstreams, opts *Options) *Gateway {
 	g := &Gateway{up: up, hubs: map[string]*hub{}}
+	g.life, g.end = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -155,12 +161,14 @@ func (g *Gateway) Handlers(name string) *healthcheck.ClientHandlers {
 // Trace records one frame a health check or a call exchanged with server
 // name (the upstream side of the trace).
 func (g *Gateway) Trace(name string, f Frame) {
-	g.hub(name).trace.add(f)
+	g.hub(name).traceFrame(f)
 }
 
 // Run follows the upstream servers until ctx ends: after a restart it
 // brings the new process up to date with the sessions (subscriptions,
-// logging level) and tells them when its lists differ.
+// logging level) and tells them when its lists differ. When it returns,
+// the goroutines it and the relay started have ended (round trips'
+// upstream calls are cancelled); sessions end with their own contexts.
 func (g *Gateway) Run(ctx context.Context) error {
 	sweep := time.NewTicker(sweepEvery)
 	defer sweep.Stop()
@@ -175,6 +183,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 		case <-ch:
 		case <-sweep.C:
 		case <-ctx.Done():
+			g.end()
 			for _, h := range g.allHubs() {
 				h.wait()
 			}

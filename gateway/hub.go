@@ -21,30 +21,38 @@ import (
 // hub is the gateway's side of one server: its fronts, the client
 // sessions connected to them, the requests in flight, and what the
 // upstream has been told on their behalf.
+//
+// Lock order: Gateway.mu, then hub.mu, then a client's or a round trip's
+// mu; the trace ring's and stats' locks are leaves. The supervisor
+// (Upstreams: Use, Acquire, Release, Snapshot) and SDK sessions are never
+// called with hub.mu held: they take their own locks and call back into
+// the hub (handlers, middleware).
 type hub struct {
 	g     *Gateway
 	name  string
 	trace *traceRing
 	stats stats
 
-	mu       sync.Mutex // protects the fields below
-	front    *mcp.Server
-	frontID  string             // identity key front was made for
-	frontCS  *mcp.ClientSession // the upstream session front was last checked against
-	fronts   []*mcp.Server      // every front that may still have sessions
-	sessions map[*mcp.ServerSession]*client
-	inflight []*call          // in the order they were sent
-	progress map[string]*call // by the token sent upstream
-	elicits  map[string]*client
-	subs     map[string]int                       // resource URI -> subscribed sessions
-	level    mcp.LoggingLevel                     // what upstream was last told ("" never)
-	upstream Upstream                             // the session last relayed to
-	tools    []string                             // the upstream's tool names, as last seen
-	syncing  bool                                 // a followUpstream is running
-	done     map[*mcp.ClientSession]chan struct{} // closed when the session ends
-	trips    map[string]*roundTrip                // by requestState
+	mu         sync.Mutex // protects the fields below
+	front      *mcp.Server
+	frontID    string             // identity key front was made for
+	frontCS    *mcp.ClientSession // the upstream session front was last checked against
+	fronts     []*mcp.Server      // every front that may still have sessions
+	sessions   map[*mcp.ServerSession]*client
+	inflight   []*call          // in the order they were sent
+	progress   map[string]*call // by the token sent upstream
+	elicits    map[string]*client
+	subs       map[string]int                       // resource URI -> subscribed sessions
+	resub      map[string]bool                      // URIs the upstream failed to be re-subscribed to
+	level      mcp.LoggingLevel                     // what upstream was last told ("" never)
+	upstream   Upstream                             // the session last relayed to
+	tools      []string                             // the upstream's tool names, as last seen
+	syncing    bool                                 // a followUpstream is running
+	done       map[*mcp.ClientSession]chan struct{} // closed when the session ends
+	roundTrips map[string]*roundTrip                // by requestState
 
 	wg     sync.WaitGroup // followUpstream goroutines
+	trips  sync.WaitGroup // round trips' upstream calls (mrtr.go)
 	drains sync.WaitGroup // goroutines writing the sessions' queues
 	all    serial         // what goes to every front, in order
 }
@@ -92,7 +100,7 @@ func newHub(g *Gateway, name string) *hub {
 	return &hub{
 		g: g, name: name, trace: newTraceRing(g.opts.TraceFrames),
 		sessions: map[*mcp.ServerSession]*client{}, progress: map[string]*call{},
-		elicits: map[string]*client{}, subs: map[string]int{}, trips: map[string]*roundTrip{},
+		elicits: map[string]*client{}, subs: map[string]int{}, roundTrips: map[string]*roundTrip{},
 	}
 }
 
@@ -273,7 +281,7 @@ func (h *hub) relayCall(ctx context.Context, c *call, method string, params mcp.
 				stale = true
 				return nil
 			}
-			h.noteUpstream(u)
+			h.noteUpstream(ctx, u)
 			res, err = send(ctx, cs, method, up)
 			if err == nil {
 				res = downstreamResult(res)
@@ -341,6 +349,11 @@ func (h *hub) doneOf(cs *mcp.ClientSession) <-chan struct{} {
 	go func() {
 		_ = cs.Wait()
 		close(ch)
+		// Forgotten once ended: a later look makes a channel that is
+		// closed at once (Wait returns), so the answer is the same.
+		h.mu.Lock()
+		delete(h.done, cs)
+		h.mu.Unlock()
 	}()
 	return ch
 }
@@ -492,7 +505,17 @@ func (h *hub) end(c *call, res mcp.Result, err error) {
 	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 		failed = true
 	}
-	h.stats.record(c.method, c.tool, h.g.opts.Now().Sub(c.started), failed, c.ctx.Err() != nil)
+	// A request its client cancelled (or left) is counted as cancelled,
+	// not as an error of the server's; the SDK told the server with
+	// notifications/cancelled, which passes no middleware: the trace
+	// says it here.
+	cancelled := c.ctx.Err() != nil
+	if cancelled {
+		failed = false
+		h.trace.add(Frame{Time: h.g.opts.Now(), Dir: healthcheck.DirServerOut, Kind: "notification", Method: "notifications/cancelled",
+			Body: fmt.Sprintf(`{"request":%q,"reason":"the client cancelled it or went away"}`, c.method)})
+	}
+	h.stats.record(c.method, c.tool, h.g.opts.Now().Sub(c.started), failed, cancelled)
 	c.cl.done(failed)
 }
 
@@ -757,7 +780,7 @@ func (h *hub) useClient(ctx context.Context, fn func(*mcp.ClientSession) error) 
 		if err != nil {
 			return err
 		}
-		h.noteUpstream(up)
+		h.noteUpstream(ctx, up)
 		return fn(up.Client())
 	})
 	return h.rpcError(ctx, err)
@@ -816,13 +839,15 @@ func (h *hub) initialized(_ context.Context, req *mcp.InitializedRequest) {
 }
 
 // noteUpstream records the session relayed to; a new one is a restarted
-// server, which [hub.followUpstream] brings up to date.
-func (h *hub) noteUpstream(up Upstream) {
+// server, which [hub.resync] brings up to date (with ctx's values, not
+// its end: the request that noticed may end first), as it does one whose
+// re-subscribing failed.
+func (h *hub) noteUpstream(ctx context.Context, up Upstream) {
 	h.mu.Lock()
-	changed := h.upstream != up
+	changed := h.upstream != up || len(h.resub) > 0
 	h.mu.Unlock()
 	if changed {
-		h.resync(context.Background(), up)
+		h.resync(context.WithoutCancel(ctx), up)
 	}
 }
 
@@ -850,7 +875,7 @@ func (h *hub) followUpstream(ctx context.Context) {
 		defer cancel()
 		_ = h.g.up.Use(tctx, h.name, func(_ context.Context, sess supervisor.Session) error {
 			if up, err := upstreamOf(sess); err == nil {
-				h.noteUpstream(up)
+				h.noteUpstream(tctx, up)
 			}
 			return nil
 		})
@@ -859,6 +884,7 @@ func (h *hub) followUpstream(ctx context.Context) {
 
 func (h *hub) wait() {
 	h.wg.Wait()
+	h.trips.Wait()
 	h.drains.Wait()
 }
 
@@ -866,26 +892,30 @@ func (h *hub) wait() {
 // subscriptions and no logging level, and its tools may differ.
 func (h *hub) resync(ctx context.Context, up Upstream) {
 	h.mu.Lock()
-	if h.upstream == up {
+	if h.upstream == up && len(h.resub) == 0 {
 		h.mu.Unlock()
+		return
+	}
+	if h.upstream == up {
+		// Only the subscriptions that failed are tried again.
+		uris := slices.Collect(maps.Keys(h.resub))
+		h.resub = nil
+		h.mu.Unlock()
+		h.subscribeAll(ctx, up, uris)
 		return
 	}
 	first := h.upstream == nil
 	h.upstream = up
 	h.level = ""
-	uris := make([]string, 0, len(h.subs))
-	for uri := range h.subs {
-		uris = append(uris, uri)
-	}
+	uris := slices.Collect(maps.Keys(h.subs))
+	h.resub = nil
 	old := h.tools
 	h.mu.Unlock()
 
 	cs := up.Client()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for _, uri := range uris {
-		_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-	}
+	h.subscribeAll(ctx, up, uris)
 	if want := h.wantLevel(); want != "" {
 		if cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: want}) == nil {
 			h.mu.Lock()
@@ -905,6 +935,28 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 	h.mu.Unlock()
 	if !first && !slices.Equal(old, names) {
 		h.onListChanged("notifications/tools/list_changed")
+	}
+}
+
+// subscribeAll subscribes a new upstream session to uris; one that fails
+// is logged and tried again at the next look at the upstream (the next
+// request, or the gateway's next sweep).
+func (h *hub) subscribeAll(ctx context.Context, up Upstream, uris []string) {
+	cs := up.Client()
+	for _, uri := range uris {
+		err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		if err == nil {
+			continue
+		}
+		h.g.opts.Logger.Warn("re-subscribing a restarted server failed; it is tried again", "server", h.name, "uri", uri, "error", err)
+		h.mu.Lock()
+		if h.subs[uri] > 0 && h.upstream == up {
+			if h.resub == nil {
+				h.resub = map[string]bool{}
+			}
+			h.resub[uri] = true
+		}
+		h.mu.Unlock()
 	}
 }
 

@@ -82,14 +82,15 @@ type lineConn struct {
 	w io.Writer   // written by writeLoop only
 	c io.Closer
 
-	mu      sync.Mutex // protects the fields below
-	queue   [][]byte   // encoded messages, each with its newline
-	queued  int        // bytes in queue
-	why     string     // why the connection was closed by the gateway
-	nextID  int64
-	ids     map[int64]json.RawMessage // the client's id of each request in flight, by the id the SDK sees
-	byRaw   map[string]int64          // and back (for notifications/cancelled)
-	onClose func(why string)          // called once when the gateway closes the connection
+	mu       sync.Mutex // protects the fields below
+	queue    [][]byte   // encoded messages, each with its newline
+	queued   int        // bytes in queue
+	why      string     // why the connection was closed by the gateway
+	nextID   int64
+	ids      map[int64]json.RawMessage    // the client's id of each request in flight, by the id the SDK sees
+	byRaw    map[string]int64             // and back (for notifications/cancelled)
+	onClose  func(why string)             // called once when the gateway closes the connection
+	onCancel func(params json.RawMessage) // called at each notifications/cancelled
 
 	wake      chan struct{} // something was queued
 	space     chan struct{} // writeLoop took the queue
@@ -167,6 +168,12 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 		// argument) keeps exactly.
 		req.ID, _ = jsonrpc.MakeID(float64(id))
 	case req.Method == "notifications/cancelled":
+		c.mu.Lock()
+		onCancel := c.onCancel
+		c.mu.Unlock()
+		if onCancel != nil {
+			onCancel(req.Params) // the SDK handles it before any middleware
+		}
 		req.Params = c.cancelledParams(req.Params)
 	}
 	return req, nil
@@ -387,10 +394,11 @@ func (c *lineConn) write(data []byte) error {
 	return err
 }
 
-// watch sets what is called when the gateway closes the connection.
-func (c *lineConn) watch(onClose func(why string)) {
+// watch sets what is called when the gateway closes the connection, and
+// at each notifications/cancelled the client sends.
+func (c *lineConn) watch(onClose func(why string), onCancel func(params json.RawMessage)) {
 	c.mu.Lock()
-	c.onClose = onClose
+	c.onClose, c.onCancel = onClose, onCancel
 	c.mu.Unlock()
 }
 

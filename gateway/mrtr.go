@@ -77,7 +77,7 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 	state, responses := retryOf(params)
 	if state != "" {
 		h.mu.Lock()
-		rt := h.trips[state]
+		rt := h.roundTrips[state]
 		h.mu.Unlock()
 		if rt == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcptray: unknown or expired requestState (the request ended; send it again without it)"}
@@ -89,6 +89,7 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 	// The upstream request outlives the client's first request: the answer
 	// to it may be input_required.
 	upCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(h.g.life, cancel) // Gateway.Run ended
 	rt.cancel = cancel
 	c := &call{cl: cl, ctx: upCtx, method: method, started: h.g.opts.Now(), trip: rt}
 	c.sampling, c.elicitation, c.roots = callerCaps(params)
@@ -97,9 +98,10 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 		c.tool = p.Name
 	}
 	h.mu.Lock()
-	h.trips[rt.state] = rt
+	h.roundTrips[rt.state] = rt
 	h.mu.Unlock()
-	go func() {
+	h.trips.Go(func() {
+		defer unlink()
 		defer cancel()
 		rt.res, rt.err = h.relayCall(upCtx, c, method, params)
 		close(rt.done)
@@ -109,10 +111,10 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 		// gets the call's result.
 		time.AfterFunc(keepEnded, func() {
 			h.mu.Lock()
-			delete(h.trips, rt.state)
+			delete(h.roundTrips, rt.state)
 			h.mu.Unlock()
 		})
-	}()
+	})
 	return h.awaitTrip(ctx, rt, method)
 }
 
