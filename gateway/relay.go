@@ -108,7 +108,10 @@ func (h *hub) awaitChange(ctx context.Context) error {
 	}
 }
 
-// doneOf returns a channel closed when cs ends.
+// doneOf returns a channel closed when cs ends. An ended session's entry
+// stays until a newer session is relayed to (see [hub.resync]): the
+// supervisor may hand out an ended session before it notices, and the
+// closed channel is how a request knows not to use it.
 func (h *hub) doneOf(cs *mcp.ClientSession) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -123,11 +126,6 @@ func (h *hub) doneOf(cs *mcp.ClientSession) <-chan struct{} {
 	go func() {
 		_ = cs.Wait()
 		close(ch)
-		// Forgotten once ended: a later look makes a channel that is
-		// closed at once (Wait returns), so the answer is the same.
-		h.mu.Lock()
-		delete(h.done, cs)
-		h.mu.Unlock()
 	}()
 	return ch
 }

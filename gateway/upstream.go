@@ -191,6 +191,13 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 	first := h.upstream == nil
 	h.upstream = up
 	h.level = ""
+	// The supervisor hands out no older session once it has a newer one:
+	// the ended ones are forgotten.
+	for cs, ch := range h.done {
+		if cs != up.Client() && isDone(ch) {
+			delete(h.done, cs)
+		}
+	}
 	uris := slices.Collect(maps.Keys(h.subs))
 	h.resub = nil
 	old := h.tools
