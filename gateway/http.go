@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -10,10 +11,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -236,7 +240,106 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = &bodyReader{ReadCloser: r.Body, rc: rc}
 	}
-	e.handler(name, stateless).ServeHTTP(&stallWriter{ResponseWriter: w, rc: rc}, r)
+	var out http.ResponseWriter = &stallWriter{ResponseWriter: w, rc: rc}
+	if r.Method == http.MethodPost {
+		var ok bool
+		if out, ok = e.exactID(out, r); !ok {
+			return
+		}
+	}
+	e.handler(name, stateless).ServeHTTP(out, r)
+}
+
+// exactID reads a POST's message and keeps its id as sent: the SDK turns
+// a number into an int64 (2^53+1 becomes 2^53, 1.5 becomes 1), so such an
+// id is replaced by a string no client can guess, and put back in what
+// the response writes. A null id is answered with an invalid-request
+// error, a body over [MaxMessage] with an error for its request; false
+// when the request was answered.
+func (e *endpoint) exactID(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessage+1))
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "reading the request: "+err.Error())
+		return nil, false
+	}
+	if len(body) > MaxMessage {
+		big := &OversizeError{Size: len(body), Limit: MaxMessage}
+		big.ID, big.Method = headOf(body)
+		writeFrame(w, http.StatusRequestEntityTooLarge, big.Reply())
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var head struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if len(bytes.TrimSpace(body)) == 0 || bytes.TrimSpace(body)[0] != '{' || json.Unmarshal(body, &head) != nil || head.Method == "" || head.ID == nil {
+		return w, true // not one request with an id: the SDK answers it
+	}
+	if string(head.ID) == "null" {
+		writeFrame(w, http.StatusBadRequest, ErrorFrame(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("mcptray: invalid request %s: its id is null (MCP requests must have a string or number id; a message without one is a notification)", head.Method)))
+		return nil, false
+	}
+	if keptID(head.ID) {
+		return w, true
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return w, true
+	}
+	sub := fmt.Sprintf("mcptray-id-%s-%d", idSalt, idSeq.Add(1))
+	req.ID, _ = jsonrpc.MakeID(sub)
+	nb, err := jsonrpc.EncodeMessage(req)
+	if err != nil {
+		return w, true
+	}
+	r.Body = io.NopCloser(bytes.NewReader(nb))
+	r.ContentLength = int64(len(nb))
+	quoted, _ := json.Marshal(sub)
+	return &idWriter{stallWriter: w.(*stallWriter), sub: quoted, raw: head.ID}, true
+}
+
+// keptID reports whether the SDK keeps id as it is: a string, or an
+// integer a float64 holds exactly.
+func keptID(id json.RawMessage) bool {
+	if id[0] == '"' {
+		return true
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil && n >= -(1<<53) && n <= 1<<53
+}
+
+var (
+	idSalt = newState()[:16]
+	idSeq  atomic.Uint64
+)
+
+// idWriter puts the client's id back where the response names the
+// substitute (each message of a response is one write).
+type idWriter struct {
+	*stallWriter
+	sub, raw []byte
+}
+
+func (w *idWriter) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, w.sub) {
+		return w.stallWriter.Write(p)
+	}
+	q := bytes.ReplaceAll(p, w.sub, w.raw)
+	if _, err := w.stallWriter.Write(q); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *idWriter) Unwrap() http.ResponseWriter { return w.stallWriter.ResponseWriter }
+
+// writeFrame answers a request with one JSON-RPC frame.
+func writeFrame(w http.ResponseWriter, status int, frame []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(frame)
 }
 
 // makeRoom makes room for a new HTTP session, evicting the one idle

@@ -165,3 +165,31 @@ func TestOversizeLineIsAnswered(t *testing.T) {
 		t.Fatalf("after a line over the limit, ping answered %v", m)
 	}
 }
+
+// Over HTTP too, ids the SDK would merge or cut are answered under
+// themselves, and a null id is an invalid request.
+func TestHTTPIDsAnsweredAsSent(t *testing.T) {
+	e := newEnv(t)
+	base := e.serveHTTP(nil)
+	url := base + "/mcp/t/" + testKey
+	status, body, h := postBody(t, url, nil, initBody)
+	if status != 200 {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": h.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+	postBody(t, url, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := func(id string) (int, string) {
+		status, body, _ := postBody(t, url, hdr, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"message":%q}}}`, id, id))
+		return status, body
+	}
+	for _, id := range []string{"9007199254741009", "9007199254741008", "1.5", "9223372036854775808", `"mcptray-id-x-1"`, "7"} {
+		status, body := call(id)
+		if status != 200 || !strings.Contains(body, `"id":`+id+`,`) && !strings.Contains(body, `"id":`+id+`}`) || !strings.Contains(body, `"text":"`+strings.ReplaceAll(id, `"`, `\"`)+`"`) {
+			t.Errorf("id %s: %d %s", id, status, body)
+		}
+	}
+	status, body = call("null")
+	if status != 400 || !strings.Contains(body, `"id":null`) || !strings.Contains(body, "-32600") {
+		t.Fatalf("a null id: %d %s", status, body)
+	}
+}
