@@ -14,7 +14,11 @@
 // What is shared, and how it is kept apart:
 //
 //   - Requests are relayed with the SDK's own request ids on each side, so
-//     ids of different sessions never meet.
+//     ids of different sessions never meet; a client's id is answered
+//     exactly as it sent it (lines.go, http.go).
+//   - What goes to a session waits in that session's own bounded queue
+//     (fanout.go): a client that reads nothing loses notifications, and
+//     holds up no other session and not the server.
 //   - Progress tokens are replaced by tokens unique to the gateway, and
 //     notifications/progress goes back to the session that asked, with its
 //     own token. A cancelled request (notifications/cancelled, or a client
