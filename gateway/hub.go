@@ -32,26 +32,26 @@ type hub struct {
 	trace *traceRing
 	stats stats
 
-	mu         sync.Mutex // protects the fields below
-	front      *mcp.Server
-	frontID    string             // identity key front was made for
-	frontCS    *mcp.ClientSession // the upstream session front was last checked against
-	fronts     []*mcp.Server      // every front that may still have sessions
-	sessions   map[*mcp.ServerSession]*client
-	inflight   []*call          // in the order they were sent
-	progress   map[string]*call // by the token sent upstream
-	elicits    map[string]*client
-	subs       map[string]int                       // resource URI -> subscribed sessions
-	resub      map[string]bool                      // URIs the upstream failed to be re-subscribed to
-	level      mcp.LoggingLevel                     // what upstream was last told ("" never)
-	upstream   Upstream                             // the session last relayed to
-	tools      []string                             // the upstream's tool names, as last seen
-	syncing    bool                                 // a followUpstream is running
-	done       map[*mcp.ClientSession]chan struct{} // closed when the session ends
-	roundTrips map[string]*roundTrip                // by requestState
+	mu       sync.Mutex // protects the fields below
+	front    *mcp.Server
+	frontID  string             // identity key front was made for
+	frontCS  *mcp.ClientSession // the upstream session front was last checked against
+	fronts   []*mcp.Server      // every front that may still have sessions
+	sessions map[*mcp.ServerSession]*client
+	inflight []*call          // in the order they were sent
+	progress map[string]*call // by the token sent upstream
+	elicits  map[string]*client
+	subs     map[string]int                       // resource URI -> subscribed sessions
+	resub    map[string]bool                      // URIs the upstream failed to be re-subscribed to
+	level    mcp.LoggingLevel                     // what upstream was last told ("" never)
+	upstream Upstream                             // the session last relayed to
+	tools    []string                             // the upstream's tool names, as last seen
+	syncing  bool                                 // a followUpstream is running
+	done     map[*mcp.ClientSession]chan struct{} // closed when the session ends
+	trips    map[string]*roundTrip                // by requestState
 
 	wg     sync.WaitGroup // followUpstream goroutines
-	trips  sync.WaitGroup // round trips' upstream calls (mrtr.go)
+	tripWG sync.WaitGroup // round trips' upstream calls (mrtr.go)
 	drains sync.WaitGroup // goroutines writing the sessions' queues
 	all    serial         // what goes to every front, in order
 }
@@ -97,7 +97,7 @@ func newHub(g *Gateway, name string) *hub {
 	return &hub{
 		g: g, name: name, trace: newTraceRing(g.opts.TraceFrames),
 		sessions: map[*mcp.ServerSession]*client{}, progress: map[string]*call{},
-		elicits: map[string]*client{}, subs: map[string]int{}, roundTrips: map[string]*roundTrip{},
+		elicits: map[string]*client{}, subs: map[string]int{}, trips: map[string]*roundTrip{},
 	}
 }
 

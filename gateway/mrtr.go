@@ -77,7 +77,7 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 	state, responses := retryOf(params)
 	if state != "" {
 		h.mu.Lock()
-		rt := h.roundTrips[state]
+		rt := h.trips[state]
 		h.mu.Unlock()
 		if rt == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcptray: unknown or expired requestState (the request ended; send it again without it)"}
@@ -98,9 +98,9 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 		c.tool = p.Name
 	}
 	h.mu.Lock()
-	h.roundTrips[rt.state] = rt
+	h.trips[rt.state] = rt
 	h.mu.Unlock()
-	h.trips.Go(func() {
+	h.tripWG.Go(func() {
 		defer unlink()
 		defer cancel()
 		rt.res, rt.err = h.relayCall(upCtx, c, method, params)
@@ -111,7 +111,7 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 		// gets the call's result.
 		time.AfterFunc(keepEnded, func() {
 			h.mu.Lock()
-			delete(h.roundTrips, rt.state)
+			delete(h.trips, rt.state)
 			h.mu.Unlock()
 		})
 	})

@@ -168,7 +168,7 @@ func (h *hub) followUpstream(ctx context.Context) {
 
 func (h *hub) wait() {
 	h.wg.Wait()
-	h.trips.Wait()
+	h.tripWG.Wait()
 	h.drains.Wait()
 }
 
