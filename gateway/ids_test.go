@@ -70,7 +70,7 @@ func (s *rawSession) next() map[string]json.RawMessage {
 				continue
 			}
 			return m
-		case <-time.After(30 * time.Second):
+		case <-time.After(2 * time.Minute): // a 64 MiB line under -race on a loaded machine
 			s.t.Fatal("no answer from the gateway")
 		}
 	}

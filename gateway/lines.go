@@ -552,6 +552,11 @@ func (l *LineReader) skip(head []byte, n int, err error) error {
 // headOf reads the id and method of a message's start, as far as they
 // come before the first value that does not end in it.
 func headOf(head []byte) (id json.RawMessage, method string) {
+	// A message's id and method come before its params: the start is
+	// enough, and the rest of a long value is not scanned.
+	if len(head) > 64<<10 {
+		head = head[:64<<10]
+	}
 	d := json.NewDecoder(bytes.NewReader(head))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return nil, ""
