@@ -39,11 +39,18 @@ type outbox struct {
 // post queues send for cl, reporting false when the queue is full (the
 // notification is dropped and counted).
 func (h *hub) post(cl *client, send func()) bool {
+	return h.enqueue(cl, send, true)
+}
+
+// enqueue is post; a full queue counts a drop only for a notification.
+func (h *hub) enqueue(cl *client, send func(), note bool) bool {
 	ob := &cl.out
 	ob.mu.Lock()
 	if len(ob.queue) >= outboxSize {
 		ob.mu.Unlock()
-		h.dropped(cl, 1)
+		if note {
+			h.dropped(cl, 1)
+		}
 		return false
 	}
 	ob.queue = append(ob.queue, send)
@@ -71,6 +78,21 @@ func (h *hub) drain(ob *outbox) {
 		for _, send := range batch {
 			send()
 		}
+	}
+}
+
+// flushWait bounds how long an answer waits for its progress to be sent.
+const flushWait = time.Second
+
+// flush waits until what is queued for cl now has been sent, at most d.
+func (h *hub) flush(cl *client, d time.Duration) {
+	sent := make(chan struct{})
+	if !h.enqueue(cl, func() { close(sent) }, false) {
+		return
+	}
+	select {
+	case <-sent:
+	case <-time.After(d):
 	}
 }
 

@@ -74,6 +74,10 @@ func (h *hub) relayCall(ctx context.Context, c *call, method string, params mcp.
 		}
 	}
 	err = h.rpcError(ctx, err)
+	if c.upToken != "" {
+		// The server's progress before its answer goes out before it.
+		h.flush(c.cl, flushWait)
+	}
 	h.end(c, res, err)
 	return res, err
 }
