@@ -36,12 +36,14 @@ func (h *hub) onProgress(p *mcp.ProgressNotificationParams) {
 	h.mu.Lock()
 	c := h.progress[tok]
 	h.mu.Unlock()
-	if c == nil || c.ctx.Err() != nil {
+	if c == nil {
 		return
 	}
 	q := *p
 	q.ProgressToken = c.token
-	h.post(c.cl, func() { _ = c.cl.ss.NotifyProgress(c.ctx, &q) })
+	h.post(c.cl, func() {
+		sendTo(c.ctx, func(ctx context.Context) error { return c.cl.ss.NotifyProgress(ctx, &q) })
+	})
 }
 
 // onLog queues a log message for every session, each at its own level;

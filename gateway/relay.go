@@ -259,6 +259,10 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 
 const protocolMetaPrefix = "io.modelcontextprotocol/"
 
+// progressGrace is how long a call's progress token is still routed after
+// the call ended.
+const progressGrace = 5 * time.Second
+
 // begin and end keep the requests in flight, for routing the server's
 // own requests and progress, and the statistics.
 func (h *hub) begin(c *call) {
@@ -273,10 +277,17 @@ func (h *hub) end(c *call, res mcp.Result, err error) {
 	if i := slices.Index(h.inflight, c); i >= 0 {
 		h.inflight = slices.Delete(h.inflight, i, i+1)
 	}
-	if c.upToken != "" {
-		delete(h.progress, c.upToken)
-	}
 	h.mu.Unlock()
+	if c.upToken != "" {
+		// The upstream session may hand on the server's last progress
+		// after its answer (the SDK reads answers ahead of notifications):
+		// it still goes to the session for a moment.
+		time.AfterFunc(progressGrace, func() {
+			h.mu.Lock()
+			delete(h.progress, c.upToken)
+			h.mu.Unlock()
+		})
+	}
 	failed := err != nil
 	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 		failed = true
