@@ -63,7 +63,7 @@ func serveTestServer() {
 	})
 	type slowIn struct {
 		Steps int    `json:"steps"`
-		Mark  string `json:"mark,omitempty"` // a file written when the call is cancelled
+		Mark  string `json:"mark,omitempty"`  // a file written when the call is cancelled
 		Began string `json:"began,omitempty"` // a file written when the call begins
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
