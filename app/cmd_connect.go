@@ -1,8 +1,6 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,11 +10,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"mcptray/control"
+	"mcptray/gateway"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -89,20 +91,41 @@ type bridge struct {
 	outMu sync.Mutex // serialises writes to stdout
 
 	mu      sync.Mutex      // protects the fields below
-	conn    net.Conn        // nil while reconnecting
-	pending map[string]bool // ids of the client's requests in flight
-	replay  [][]byte        // the handshake and session settings, to send a new daemon
+	conn    *daemonConn     // nil while reconnecting
+	pending map[string]bool // ids of the client's requests in flight, as sent
+	session sessionState    // what a new daemon is told again
 	queue   [][]byte        // what the client sent while reconnecting
+	queued  int             // bytes in queue
+}
+
+// daemonConn is one connection to a daemon's client session.
+type daemonConn struct {
+	c net.Conn
+	r *gateway.LineReader
+}
+
+// sessionState is what the client told the daemon that a new daemon is
+// told again, so the session goes on where it was: the handshake, the
+// logging level (only the last one matters) and the subscriptions.
+type sessionState struct {
+	initialize  *jsonrpc.Request
+	initialized *jsonrpc.Request
+	level       *jsonrpc.Request
+	subs        []*jsonrpc.Request // resources/subscribe, one per URI
 }
 
 // dial connects to the daemon's instance of the server, starting the
 // daemon when none answers.
-func (b *bridge) dial(ctx context.Context, wait time.Duration) (net.Conn, error) {
+func (b *bridge) dial(ctx context.Context, wait time.Duration) (*daemonConn, error) {
 	c, err := DialOrStartDaemon(ctx, b.sock, b.cfgFlag, wait)
 	if err != nil {
 		return nil, err
 	}
-	return c.Connect(ctx, b.name, os.Getpid())
+	conn, err := c.Connect(ctx, b.name, os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	return &daemonConn{c: conn, r: gateway.NewLineReader(conn, maxAnswer)}, nil
 }
 
 // DialOrStartDaemon returns this user's daemon on socket sock, starting
@@ -205,48 +228,69 @@ func lastLines(path string, n int) string {
 	return strings.Join(lines, " / ")
 }
 
-// message is what the bridge reads of a JSON-RPC message.
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+// Limits of the bridge.
+const (
+	// maxAnswer bounds one message from the daemon (answers may be larger
+	// than what a client may send).
+	maxAnswer = 4 * gateway.MaxMessage
+	// maxQueued bounds what waits for a new daemon while reconnecting.
+	maxQueued = gateway.MaxMessage
+	// replayWait bounds a new daemon's answer to a replayed request.
+	replayWait = 30 * time.Second
+)
+
+// frameHead is what the bridge reads of a message besides the SDK's
+// decoding: the id exactly as sent.
+type frameHead struct {
+	ID json.RawMessage `json:"id"`
 }
 
-// replayed are the methods a new daemon is sent again, in order, so the
-// session goes on where it was.
-var replayed = map[string]bool{"initialize": true, "notifications/initialized": true, "logging/setLevel": true, "resources/subscribe": true}
+// parseFrame decodes one line: the message (nil when it is not one; the
+// daemon answers it) and its id as sent.
+func parseFrame(line []byte) (jsonrpc.Message, json.RawMessage) {
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, nil
+	}
+	var head frameHead
+	if json.Unmarshal(line, &head) != nil {
+		return nil, nil
+	}
+	return msg, head.ID
+}
 
-// replayPrefix marks the ids of replayed requests, whose answers the
-// client never sees.
+// replayPrefix marks the ids of replayed requests: they are sent on a new
+// connection before anything of the client's, and their answers are read
+// there and then, so no id of the client's can meet them.
 const replayPrefix = "mcptray-replay-"
 
-func (b *bridge) run(ctx context.Context, conn net.Conn) error {
+func (b *bridge) run(ctx context.Context, conn *daemonConn) error {
 	b.conn = conn
 	stdinDone := make(chan error, 1)
 	go func() { stdinDone <- b.fromClient() }()
 	for {
 		lost := make(chan error, 1)
-		go func(c net.Conn) { lost <- b.fromDaemon(c) }(conn)
+		go func(c *daemonConn) { lost <- b.fromDaemon(c) }(conn)
 		select {
 		case err := <-stdinDone:
 			// The client is done: let the daemon end the session.
-			conn.Close()
+			conn.c.Close()
 			<-lost
 			if err != nil && !errors.Is(err, io.EOF) {
 				return err
 			}
 			return nil
 		case <-ctx.Done():
-			conn.Close()
+			conn.c.Close()
 			return nil
 		case err := <-lost:
-			conn.Close()
+			conn.c.Close()
 			if ctx.Err() != nil {
 				return nil
 			}
 			select {
-			case err := <-stdinDone:
+			case <-stdinDone:
 				// The client left as the daemon did.
-				_ = err
 				return nil
 			default:
 			}
@@ -271,16 +315,19 @@ func (b *bridge) run(ctx context.Context, conn net.Conn) error {
 	}
 }
 
-// fromClient relays stdin to the daemon, line by line.
+// fromClient relays stdin to the daemon, line by line. A line over the
+// limit is answered here and never sent.
 func (b *bridge) fromClient() error {
-	r := bufio.NewReaderSize(b.env.Stdin, 64<<10)
+	r := gateway.NewLineReader(b.env.Stdin, gateway.MaxMessage)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			if !bytes.HasSuffix(line, []byte("\n")) {
-				line = append(line, '\n')
-			}
-			b.send(line)
+		line, err := r.Next()
+		var big *gateway.OversizeError
+		if errors.As(err, &big) {
+			b.write(append(big.Reply(), '\n'))
+			continue
+		}
+		if len(line) > 0 {
+			b.send(append(line, '\n'))
 		}
 		if err != nil {
 			return err
@@ -289,46 +336,93 @@ func (b *bridge) fromClient() error {
 }
 
 // send writes one client message to the daemon, recording what a new
-// daemon would need: requests in flight, the handshake.
+// daemon would need: requests in flight, the session's state.
 func (b *bridge) send(line []byte) {
-	var m message
-	_ = json.Unmarshal(line, &m)
+	msg, id := parseFrame(line)
+	req, _ := msg.(*jsonrpc.Request)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if m.Method != "" && len(m.ID) > 0 {
-		b.pending[string(m.ID)] = true
+	if req != nil && len(id) > 0 && string(id) != "null" {
+		b.pending[string(id)] = true
 	}
-	if replayed[m.Method] {
-		b.replay = append(b.replay, line)
+	if req != nil {
+		b.session.note(req)
 	}
 	if b.conn == nil {
+		if b.queued+len(line) > maxQueued {
+			if req != nil && len(id) > 0 {
+				b.writeLocked(gateway.ErrorFrame(id, jsonrpc.CodeInternalError, fmt.Sprintf("mcptray: the daemon serving %s is being reconnected and more than %d MiB wait for it; send the request again", b.name, maxQueued>>20)))
+				delete(b.pending, string(id))
+			}
+			return
+		}
 		b.queue = append(b.queue, line)
+		b.queued += len(line)
 		return
 	}
-	if _, err := b.conn.Write(line); err != nil {
-		// The reader sees the loss too; what is pending is answered then.
-		b.queue = append(b.queue, line)
+	// A message that could not be written is not sent again: a request
+	// is answered when the loss is seen (it is pending), and a new daemon
+	// gets only the session's state.
+	_, _ = b.conn.c.Write(line)
+}
+
+// note records req when it is part of the session's state.
+func (s *sessionState) note(req *jsonrpc.Request) {
+	switch req.Method {
+	case "initialize":
+		s.initialize = req
+	case "notifications/initialized":
+		s.initialized = req
+	case "logging/setLevel":
+		s.level = req
+	case "resources/subscribe", "resources/unsubscribe":
+		uri := uriOf(req)
+		s.subs = slices.DeleteFunc(s.subs, func(r *jsonrpc.Request) bool { return uriOf(r) == uri })
+		if req.Method == "resources/subscribe" {
+			s.subs = append(s.subs, req)
+		}
 	}
+}
+
+func uriOf(req *jsonrpc.Request) string {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	return p.URI
+}
+
+// requests is the state's requests in the order a new daemon is sent
+// them.
+func (s *sessionState) requests() []*jsonrpc.Request {
+	var out []*jsonrpc.Request
+	for _, r := range []*jsonrpc.Request{s.initialize, s.initialized, s.level} {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return append(out, s.subs...)
 }
 
 // fromDaemon relays the daemon's messages to stdout until the connection
 // ends.
-func (b *bridge) fromDaemon(conn net.Conn) error {
-	r := bufio.NewReaderSize(conn, 64<<10)
+func (b *bridge) fromDaemon(conn *daemonConn) error {
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := conn.r.Next()
+		var big *gateway.OversizeError
+		if errors.As(err, &big) {
+			// An answer too large to relay: its request is answered so.
+			b.answered(big.ID)
+			b.write(append(big.Reply(), '\n'))
+			continue
+		}
 		if len(line) > 0 {
-			var m message
-			_ = json.Unmarshal(line, &m)
-			if m.Method == "" && len(m.ID) > 0 {
-				if bytes.Contains(m.ID, []byte(replayPrefix)) {
-					continue
+			if msg, id := parseFrame(line); msg != nil {
+				if _, ok := msg.(*jsonrpc.Response); ok {
+					b.answered(id)
 				}
-				b.mu.Lock()
-				delete(b.pending, string(m.ID))
-				b.mu.Unlock()
 			}
-			b.write(line)
+			b.write(append(line, '\n'))
 		}
 		if err != nil {
 			return err
@@ -336,10 +430,25 @@ func (b *bridge) fromDaemon(conn net.Conn) error {
 	}
 }
 
+// answered forgets a request the daemon answered.
+func (b *bridge) answered(id json.RawMessage) {
+	if len(id) == 0 {
+		return
+	}
+	b.mu.Lock()
+	delete(b.pending, string(id))
+	b.mu.Unlock()
+}
+
 func (b *bridge) write(line []byte) {
 	b.outMu.Lock()
 	defer b.outMu.Unlock()
 	_, _ = b.env.Stdout.Write(line)
+}
+
+// writeLocked writes a frame the bridge answers itself, with b.mu held.
+func (b *bridge) writeLocked(frame []byte) {
+	b.write(append(frame, '\n'))
 }
 
 // failPending answers the client's requests in flight with msg: the
@@ -353,28 +462,25 @@ func (b *bridge) failPending(msg string) {
 	b.pending = map[string]bool{}
 	b.conn = nil
 	b.mu.Unlock()
+	slices.Sort(ids)
 	for _, id := range ids {
-		line, _ := json.Marshal(map[string]any{
-			"jsonrpc": "2.0", "id": json.RawMessage(id),
-			"error": map[string]any{"code": -32603, "message": msg},
-		})
-		b.write(append(line, '\n'))
+		b.write(append(gateway.ErrorFrame(json.RawMessage(id), jsonrpc.CodeInternalError, msg), '\n'))
 	}
 }
 
 // reconnect finds (or starts) the next daemon and brings it up to where
-// the session was: the handshake and settings replayed, then what the
-// client sent meanwhile.
-func (b *bridge) reconnect(ctx context.Context) (net.Conn, error) {
+// the session was: the session's state replayed, then what the client
+// sent meanwhile. It returns a connection or an error, never neither.
+func (b *bridge) reconnect(ctx context.Context) (*daemonConn, error) {
 	deadline := time.Now().Add(reconnectFor)
 	var last error
 	for time.Now().Before(deadline) {
 		conn, err := b.dial(ctx, time.Until(deadline))
 		if err == nil {
-			if err := b.resume(conn); err == nil {
+			if err = b.resume(conn); err == nil {
 				return conn, nil
 			}
-			conn.Close()
+			conn.c.Close()
 		}
 		last = err
 		select {
@@ -383,42 +489,67 @@ func (b *bridge) reconnect(ctx context.Context) (net.Conn, error) {
 		case <-time.After(reconnectEvery):
 		}
 	}
+	if last == nil {
+		last = fmt.Errorf("none answered within %s", reconnectFor)
+	}
 	return nil, last
 }
 
-func (b *bridge) resume(conn net.Conn) error {
+// resume replays the session's state on conn, reading the answers to the
+// replayed requests there (anything else the daemon sends meanwhile goes
+// to the client), then sends what the client queued.
+func (b *bridge) resume(conn *daemonConn) error {
+	b.mu.Lock()
+	reqs := b.session.requests()
+	b.mu.Unlock()
+	for i, req := range reqs {
+		out := *req
+		if req.IsCall() {
+			out.ID, _ = jsonrpc.MakeID(fmt.Sprintf("%s%d", replayPrefix, i))
+		}
+		data, err := jsonrpc.EncodeMessage(&out)
+		if err != nil {
+			return err
+		}
+		if _, err := conn.c.Write(append(data, '\n')); err != nil {
+			return err
+		}
+		if out.IsCall() {
+			if err := b.awaitReplay(conn, out.ID); err != nil {
+				return fmt.Errorf("the new daemon did not take %s: %w", req.Method, err)
+			}
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, line := range b.replay {
-		if _, err := conn.Write(withReplayID(line, i)); err != nil {
-			return err
-		}
-	}
 	for _, line := range b.queue {
-		if _, err := conn.Write(line); err != nil {
+		if _, err := conn.c.Write(line); err != nil {
 			return err
 		}
 	}
-	b.queue = nil
+	b.queue, b.queued = nil, 0
 	b.conn = conn
 	return nil
 }
 
-// withReplayID gives a replayed request an id of the bridge's own.
-func withReplayID(line []byte, i int) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil {
-		return line
+// awaitReplay reads conn until the answer to replayed request id.
+func (b *bridge) awaitReplay(conn *daemonConn, id jsonrpc.ID) error {
+	_ = conn.c.SetReadDeadline(time.Now().Add(replayWait))
+	defer conn.c.SetReadDeadline(time.Time{})
+	for {
+		line, err := conn.r.Next()
+		if err != nil {
+			return err
+		}
+		msg, _ := parseFrame(line)
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == id {
+			if resp.Error != nil {
+				return resp.Error
+			}
+			return nil
+		}
+		b.write(append(line, '\n'))
 	}
-	if _, ok := m["id"]; !ok {
-		return line // a notification
-	}
-	m["id"], _ = json.Marshal(fmt.Sprintf("%s%d", replayPrefix, i))
-	out, err := json.Marshal(m)
-	if err != nil {
-		return line
-	}
-	return append(out, '\n')
 }
 
 // runDirect runs server name itself, on this process's stdio: what a

@@ -138,6 +138,11 @@ func printGateway(w io.Writer, gi *control.GatewayInfo) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", client, cs.Via, pid, cs.Since.Local().Format("15:04:05"), cs.Requests, cs.Errors)
 		}
 		tw.Flush()
+		for _, cs := range s.Sessions {
+			if cs.Dropped > 0 {
+				fmt.Fprintf(w, "  %s lost %d notifications: its client reads too slowly\n", cs.ID, cs.Dropped)
+			}
+		}
 	}
 }
 

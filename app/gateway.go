@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,12 +76,7 @@ func (d *daemonGateway) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = d.gw.Run(ctx) })
 	if d.ln != nil {
-		hs := &http.Server{
-			Handler:           d.gw.HTTPHandler(gateway.HTTPOptions{Key: d.key, SameUser: gateway.PeerIsSameUser}),
-			ConnContext:       gateway.ConnContext,
-			ReadHeaderTimeout: 10 * time.Second,
-			BaseContext:       func(net.Listener) context.Context { return ctx },
-		}
+		hs := d.gw.HTTPServer(ctx, gateway.HTTPOptions{Key: d.key, SameUser: gateway.PeerIsSameUser})
 		wg.Go(func() { _ = hs.Serve(d.ln) })
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

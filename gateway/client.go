@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,35 +26,56 @@ type client struct {
 	peer  Peer
 	since time.Time
 
-	mu       sync.Mutex // protects the fields below
-	name     string     // clientInfo, from the handshake
-	version  string
-	protocol string
-	caps     *mcp.ClientCapabilities
-	level    mcp.LoggingLevel
-	last     time.Time // last request
-	calls    int
-	errors   int
-	inflight int
+	mu        sync.Mutex // protects the fields below
+	name      string     // clientInfo, from the handshake
+	version   string
+	protocol  string
+	caps      *mcp.ClientCapabilities
+	level     mcp.LoggingLevel
+	last      time.Time // last request
+	calls     int
+	errors    int
+	inflight  int
+	drops     int64     // notifications lost: the client read too slowly
+	dropNoted time.Time // when the trace last said so
+
+	out    outbox
+	leased atomic.Bool // the supervisor counts the session (Acquire succeeded)
 }
 
 // client returns ss's record, making it for a session seen the first time
 // (an HTTP session is first seen at its first request).
 func (h *hub) client(ss *mcp.ServerSession) *client {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if cl := h.sessions[ss]; cl != nil {
+		h.mu.Unlock()
 		return cl
 	}
 	cl := &client{ss: ss, id: fmt.Sprintf("%s#%d", h.name, h.g.seq.next()), peer: Peer{Via: "http"}, since: h.g.opts.Now()}
 	if ss != nil {
 		h.sessions[ss] = cl
+	}
+	h.mu.Unlock()
+	if ss != nil {
 		// The supervisor counts the server's clients (and keeps a
-		// server that waits for clients running while it has them).
-		_ = h.g.up.Acquire(h.name)
+		// server that waits for clients running while it has them). A
+		// lease that was not given is not released: it would end
+		// another session's.
+		if err := h.g.up.Acquire(h.name); err != nil {
+			h.g.opts.Logger.Warn("a client session is not counted by the supervisor", "server", h.name, "session", cl.id, "error", err)
+		} else {
+			cl.leased.Store(true)
+		}
 	}
 	cl.identify()
 	return cl
+}
+
+// release gives back cl's lease, once.
+func (h *hub) release(cl *client) {
+	if cl.leased.CompareAndSwap(true, false) {
+		h.g.up.Release(h.name)
+	}
 }
 
 // attach records a session the gateway connected itself (a bridge's).
@@ -77,7 +99,7 @@ func (h *hub) detach(ss *mcp.ServerSession) {
 	}
 	h.mu.Unlock()
 	if ok {
-		h.g.up.Release(h.name)
+		h.release(cl)
 	}
 }
 
@@ -100,12 +122,11 @@ func (h *hub) clients() []*client {
 		}
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []*client
+	var out, gone []*client
 	for ss, cl := range h.sessions {
 		if !live[ss] {
 			delete(h.sessions, ss)
-			h.g.up.Release(h.name)
+			gone = append(gone, cl)
 			continue
 		}
 		out = append(out, cl)
@@ -114,6 +135,12 @@ func (h *hub) clients() []*client {
 	h.fronts = slices.DeleteFunc(h.fronts, func(f *mcp.Server) bool {
 		return f != h.front && !slices.Contains(keep, f)
 	})
+	h.mu.Unlock()
+	// The supervisor is called without hub.mu held (see the lock order
+	// in hub.go).
+	for _, cl := range gone {
+		h.release(cl)
+	}
 	slices.SortFunc(out, func(a, b *client) int { return a.since.Compare(b.since) })
 	return out
 }
@@ -217,6 +244,9 @@ type Session struct {
 	Requests      int       `json:"requests"`
 	Errors        int       `json:"errors"`
 	InFlight      int       `json:"inFlight"`
+	// Dropped is how many notifications the session lost because its
+	// client did not read them fast enough.
+	Dropped int64 `json:"droppedNotifications,omitempty"`
 }
 
 func (c *client) describe() Session {
@@ -226,6 +256,7 @@ func (c *client) describe() Session {
 	return Session{
 		ID: c.id, Via: c.peer.Via, PID: c.peer.PID, ClientName: c.name, ClientVersion: c.version,
 		Protocol: c.protocol, Since: c.since, LastRequest: c.last, Requests: c.calls, Errors: c.errors, InFlight: c.inflight,
+		Dropped: c.drops,
 	}
 }
 

@@ -14,7 +14,11 @@
 // What is shared, and how it is kept apart:
 //
 //   - Requests are relayed with the SDK's own request ids on each side, so
-//     ids of different sessions never meet.
+//     ids of different sessions never meet; a client's id is answered
+//     exactly as it sent it (lines.go, http.go).
+//   - What goes to a session waits in that session's own bounded queue
+//     (fanout.go): a client that reads nothing loses notifications, and
+//     holds up no other session and not the server.
 //   - Progress tokens are replaced by tokens unique to the gateway, and
 //     notifications/progress goes back to the session that asked, with its
 //     own token. A cancelled request (notifications/cancelled, or a client
@@ -101,11 +105,17 @@ type Gateway struct {
 	hubs map[string]*hub
 
 	seq seqs
+
+	// life ends when Run does: what outlives a client's request (a round
+	// trip's upstream call) ends with it.
+	life context.Context
+	end  context.CancelFunc
 }
 
 // New makes the gateway of up's servers. opts may be nil.
 func New(up Upstreams, opts *Options) *Gateway {
 	g := &Gateway{up: up, hubs: map[string]*hub{}}
+	g.life, g.end = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -155,12 +165,14 @@ func (g *Gateway) Handlers(name string) *healthcheck.ClientHandlers {
 // Trace records one frame a health check or a call exchanged with server
 // name (the upstream side of the trace).
 func (g *Gateway) Trace(name string, f Frame) {
-	g.hub(name).trace.add(f)
+	g.hub(name).traceFrame(f)
 }
 
 // Run follows the upstream servers until ctx ends: after a restart it
 // brings the new process up to date with the sessions (subscriptions,
-// logging level) and tells them when its lists differ.
+// logging level) and tells them when its lists differ. When it returns,
+// the goroutines it and the relay started have ended (round trips'
+// upstream calls are cancelled); sessions end with their own contexts.
 func (g *Gateway) Run(ctx context.Context) error {
 	sweep := time.NewTicker(sweepEvery)
 	defer sweep.Stop()
@@ -175,6 +187,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 		case <-ch:
 		case <-sweep.C:
 		case <-ctx.Done():
+			g.end()
 			for _, h := range g.allHubs() {
 				h.wait()
 			}

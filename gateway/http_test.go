@@ -101,7 +101,13 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 func post(t *testing.T, url string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(initBody))
+	status, body, _ := postBody(t, url, hdr, initBody)
+	return status, body
+}
+
+func postBody(t *testing.T, url string, hdr map[string]string, msg string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(msg))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
@@ -117,7 +123,7 @@ func post(t *testing.T, url string, hdr map[string]string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 // Requests without the key, with a wrong one, or naming a foreign host or

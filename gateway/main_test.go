@@ -63,9 +63,13 @@ func serveTestServer() {
 	})
 	type slowIn struct {
 		Steps int    `json:"steps"`
-		Mark  string `json:"mark,omitempty"` // a file written when the call is cancelled
+		Mark  string `json:"mark,omitempty"`  // a file written when the call is cancelled
+		Began string `json:"began,omitempty"` // a file written when the call begins
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		if in.Began != "" {
+			_ = os.WriteFile(in.Began, []byte("began"), 0o600)
+		}
 		tok := req.Params.GetProgressToken()
 		for i := range in.Steps {
 			if tok != nil {
@@ -119,6 +123,19 @@ func serveTestServer() {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "debug " + in.Message})
 		return text("logged"), nil, nil
+	})
+	type floodIn struct {
+		Count int `json:"count"`
+		Every int `json:"every,omitempty"` // microseconds between messages
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "flood"}, func(ctx context.Context, req *mcp.CallToolRequest, in floodIn) (*mcp.CallToolResult, any, error) {
+		for i := range in.Count {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: i})
+			if in.Every > 0 {
+				time.Sleep(time.Duration(in.Every) * time.Microsecond)
+			}
+		}
+		return text("flooded"), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "touch"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://r"})

@@ -89,6 +89,7 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 	// The upstream request outlives the client's first request: the answer
 	// to it may be input_required.
 	upCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(h.g.life, cancel) // Gateway.Run ended
 	rt.cancel = cancel
 	c := &call{cl: cl, ctx: upCtx, method: method, started: h.g.opts.Now(), trip: rt}
 	c.sampling, c.elicitation, c.roots = callerCaps(params)
@@ -99,7 +100,8 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 	h.mu.Lock()
 	h.trips[rt.state] = rt
 	h.mu.Unlock()
-	go func() {
+	h.tripWG.Go(func() {
+		defer unlink()
 		defer cancel()
 		rt.res, rt.err = h.relayCall(upCtx, c, method, params)
 		close(rt.done)
@@ -112,7 +114,7 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 			delete(h.trips, rt.state)
 			h.mu.Unlock()
 		})
-	}()
+	})
 	return h.awaitTrip(ctx, rt, method)
 }
 

@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/healthcheck"
 )
 
 // Serve runs one client session of server name over t (a `mcptray connect`
@@ -34,7 +37,14 @@ func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer 
 	if err != nil {
 		return err
 	}
-	h.attach(ss, peer)
+	cl := h.attach(ss, peer)
+	if lt, ok := t.(*lineTransport); ok {
+		if c := lt.connection(); c != nil {
+			c.watch(func(why string) { h.closedBy(cl, why) }, func(params json.RawMessage) {
+				h.trace.add(Frame{Time: h.g.opts.Now(), Session: cl.id, Dir: healthcheck.DirClientIn, Kind: "notification", Method: "notifications/cancelled", Body: string(params)})
+			})
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
 	defer stop()
 	err = ss.Wait()

@@ -128,8 +128,22 @@ func (h *hub) sessionTrace(next mcp.MethodHandler, dir string) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		id := h.client(ss).id
-		return healthcheck.TraceMiddleware(h.trace.add, id, dir, h.g.opts.Now)(next)(ctx, method, req)
+		return healthcheck.TraceMiddleware(h.traceFrame, id, dir, h.g.opts.Now)(next)(ctx, method, req)
 	}
+}
+
+// traceFrame adds f to the trace, a request that ended because it was
+// cancelled said as such: it is no error of the server's.
+func (h *hub) traceFrame(f Frame) {
+	if f.Kind == "error" && strings.Contains(f.Body, context.Canceled.Error()) {
+		f.Kind = "cancelled"
+		if f.Session == "" {
+			f.Body = "cancelled by mcptray: the client cancelled the request or went away"
+		} else {
+			f.Body = "cancelled: the client cancelled the request or went away"
+		}
+	}
+	h.trace.add(f)
 }
 
 // TraceSince returns server name's trace frames numbered since or later,
