@@ -162,15 +162,15 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 		s   *Session
 		err error
 	)
-	preferred := o.PreferLegacy && t.EraHint != EraLegacy
-	if preferred {
-		t.EraHint = EraLegacy
-	}
+	// A remembered era is what the server answered last time; with none,
+	// a preference for initialize tries it first, and server/discover
+	// when the server refuses it (it speaks only 2026-07-28).
+	legacyFirst := o.PreferLegacy && t.EraHint == ""
 	switch t.Server.Transport() {
 	case registry.TransportStdio:
-		s, err = connectStdio(ctx, t, o)
+		s, err = connectStdio(ctx, t, o, legacyFirst)
 	case registry.TransportHTTP, registry.TransportSSE:
-		s, err = connectRemote(ctx, t, o)
+		s, err = connectRemote(ctx, t, o, legacyFirst)
 	default:
 		return nil, &Diagnosis{
 			Code:    CodeInvalidConfig,
@@ -181,9 +181,6 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if preferred && s.report.Era == EraLegacy && t.Server.Transport() != registry.TransportSSE {
-		s.report.EraSource = "initialize: the era mcptray's gateway relays its clients in"
-	}
 	if err := s.discover(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -193,6 +190,32 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	}
 	return s, nil
 }
+
+// refusedInitialize reports whether a handshake that offered initialize
+// failed because the server answered it with an error: a server of the
+// stateless revision alone may, and then speaks server/discover.
+func refusedInitialize(err error) (*jsonrpc.Error, bool) {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr, true
+	}
+	return nil, false
+}
+
+// initializeRefusedSource is the era source of a session made with
+// server/discover after initialize was refused with why.
+func initializeRefusedSource(why string) string {
+	return "initialize refused (" + why + "); server/discover answered"
+}
+
+// refusal says how the server refused initialize.
+func refusal(werr *jsonrpc.Error) string {
+	return fmt.Sprintf("%d %s", werr.Code, firstLine(werr.Message))
+}
+
+// legacyFirstSource is the era source of a session whose initialize,
+// tried first by preference, was accepted.
+const legacyFirstSource = "initialize: tried first, the era in which a server can ask its client (sampling, elicitation) and send logs"
 
 // sessionOptions picks the version offered: a remembered legacy era goes
 // straight to initialize; otherwise the SDK tries server/discover first.
