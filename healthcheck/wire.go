@@ -73,15 +73,15 @@ type stdioConn struct {
 	passAll         bool            // pass every notification to the SDK: a session with handlers
 	cancelSent      chan<- struct{} // told of each notifications/cancelled written
 
-	in        chan jsonrpc.Message // the read loop hands messages to Read here
-	done      chan struct{}        // closed when stdout has ended; readErr is set
-	closed    chan struct{}        // closed by shutdown: the pipes are closed
+	in     chan jsonrpc.Message // the read loop hands messages to Read here
+	done   chan struct{}        // closed when stdout has ended; readErr is set
+	closed chan struct{}        // closed by shutdown: the pipes are closed
 
-	readErr      error // why stdout ended (nil: EOF); written before done closes
-	closeOnce    sync.Once
-	writeMu      sync.Mutex // serialises writes to stdin, so lines never interleave
-	probeSeq     atomic.Int64
-	messages     atomic.Int64 // JSON-RPC messages received
+	readErr   error // why stdout ended (nil: EOF); written before done closes
+	closeOnce sync.Once
+	writeMu   sync.Mutex // serialises writes to stdin, so lines never interleave
+	probeSeq  atomic.Int64
+	messages  atomic.Int64 // JSON-RPC messages received
 
 	mu sync.Mutex // protects the fields below
 	// sdkClosed is closed by Close: nobody reads in any more, until
