@@ -272,7 +272,7 @@ func (h *hub) relayCall(ctx context.Context, c *call, method string, params mcp.
 				return nil
 			}
 			h.noteUpstream(u)
-			res, err = send(ctx, cs, method, up)
+			res, err = h.sendAnswering(ctx, cs, c, method, up)
 			if err == nil {
 				res = downstreamResult(res)
 			}
@@ -519,6 +519,7 @@ func (h *hub) handlers() *healthcheck.ClientHandlers {
 		ListRoots:           h.onListRoots,
 		ListChanged:         h.onListChanged,
 		ResourceUpdated:     h.onResourceUpdated,
+		KeepInputRequests:   true, // answered from the caller's session: inputs.go
 	}
 }
 
@@ -708,6 +709,9 @@ func (h *hub) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		return nil
 	}
 	err := h.useClient(ctx, func(cs *mcp.ClientSession) error {
+		if modernUpstream(cs) {
+			return nil // the revision has no resources/subscribe
+		}
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
@@ -734,6 +738,9 @@ func (h *hub) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) erro
 		return nil
 	}
 	return h.useClient(ctx, func(cs *mcp.ClientSession) error {
+		if modernUpstream(cs) {
+			return nil
+		}
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 }
@@ -763,6 +770,9 @@ func (h *hub) setLevel(ctx context.Context, cl *client, level mcp.LoggingLevel) 
 		return nil
 	}
 	return h.useClient(ctx, func(cs *mcp.ClientSession) error {
+		if modernUpstream(cs) {
+			return nil // the revision has no logging/setLevel
+		}
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: want}); err != nil {
 			return err
 		}
@@ -868,10 +878,13 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 	cs := up.Client()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if modernUpstream(cs) {
+		uris = nil // no resources/subscribe, no logging/setLevel
+	}
 	for _, uri := range uris {
 		_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	}
-	if want := h.wantLevel(); want != "" {
+	if want := h.wantLevel(); want != "" && !modernUpstream(cs) {
 		if cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: want}) == nil {
 			h.mu.Lock()
 			h.level = want
