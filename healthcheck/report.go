@@ -160,9 +160,17 @@ type Diagnosis struct {
 // Unwrap returns the underlying cause, if any.
 func (d *Diagnosis) Unwrap() error { return d.Err }
 
+// Error is the code, the message and the evidence the message does not
+// already say: an error never repeats its own text.
 func (d *Diagnosis) Error() string {
-	if len(d.Evidence) == 0 {
+	var extra []string
+	for _, e := range d.Evidence {
+		if !strings.Contains(d.Message, e) {
+			extra = append(extra, e)
+		}
+	}
+	if len(extra) == 0 {
 		return fmt.Sprintf("%s: %s", d.Code, d.Message)
 	}
-	return fmt.Sprintf("%s: %s (%s)", d.Code, d.Message, strings.Join(d.Evidence, "; "))
+	return fmt.Sprintf("%s: %s (%s)", d.Code, d.Message, strings.Join(extra, "; "))
 }
