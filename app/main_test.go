@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 				return nil, nil, nil
 			})
 		s.Run(context.Background(), &mcp.StdioTransport{})
+	case "modern-only":
+		serveModernOnly()
 	case "escapes-crash":
 		fmt.Fprintln(os.Stderr, "dying "+osc52+clear2+red)
 		os.Exit(3)
