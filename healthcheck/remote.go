@@ -29,7 +29,7 @@ func connectRemote(ctx context.Context, t Target, o Options, legacyFirst bool) (
 		// The SSE transport has no authorization hook: send the token.
 		sseClient = &http.Client{Timeout: client.Timeout, Transport: &bearerTransport{base: client.Transport, auth: authz}}
 	}
-	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL, cancelSent: cancelSent}
+	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL, cancelSent: cancelSent, authz: authz}
 	start := o.Clock.Now()
 	var err error
 	refused := "" // how the server refused initialize, tried first

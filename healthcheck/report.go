@@ -142,6 +142,9 @@ const (
 	// CodeHandshakeFailed means the server answered initialize (or
 	// server/discover) with an error that says nothing about the version.
 	CodeHandshakeFailed Code = "handshake-failed"
+	// CodeTokenNotSaved means a sign-in's refreshed token could not be
+	// written to the secret store: it serves this run only.
+	CodeTokenNotSaved Code = "token-not-saved"
 )
 
 // Diagnosis is a failure explained: a stable code, a sentence a person can

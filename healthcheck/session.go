@@ -123,7 +123,9 @@ type Session struct {
 	tools      map[string]*mcp.Tool // as discovery listed them
 	cancelSent chan struct{}        // a notifications/cancelled went out
 
-	httpClient *http.Client // remote only
+	httpClient *http.Client           // remote only
+	authz      auth.OAuthHandler      // remote only: the stored sign-in, if any
+	savedErr   atomic.Pointer[string] // the token-save failure last logged
 	url        string
 	stopSSE    context.CancelFunc // sse only: ends the event stream
 	probeSeq   atomic.Int64       // numbers the HTTP probes
@@ -261,7 +263,33 @@ func (s *Session) Report() *Report {
 			r.Diagnoses = append([]Diagnosis{noiseDiagnosis(st.noise, st.noiseTotal)}, r.Diagnoses...)
 		}
 	}
+	if d := s.tokenNotSaved(); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
 	return &r
+}
+
+// tokenNotSaved explains a refreshed token that the secret store refused,
+// logged once per distinct failure; nil when there is none.
+func (s *Session) tokenNotSaved() *Diagnosis {
+	sa, ok := s.authz.(interface{ SaveError() error })
+	if !ok {
+		return nil
+	}
+	err := sa.SaveError()
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if last := s.savedErr.Swap(&msg); last == nil || *last != msg {
+		s.opts.Logger.Warn("a refreshed sign-in token could not be saved", "server", safeURL(s.url), "err", msg)
+	}
+	return &Diagnosis{
+		Code:     CodeTokenNotSaved,
+		Message:  fmt.Sprintf("The sign-in's refreshed token for %s could not be saved; it serves this run only, and the next start may need a new sign-in.", safeURL(s.url)),
+		Evidence: []string{msg},
+		Fix:      "Check the secret store (`mcptray secret list`); then sign in again with `mcptray auth login` if the server asks.",
+	}
 }
 
 // handshakeError explains an error the server itself gave to the handshake.

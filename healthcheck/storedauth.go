@@ -45,9 +45,10 @@ var ErrSignInRequired = errors.New("sign-in required")
 // refresh token is gone or refused, or the server wants a scope the token
 // lacks, the connection fails with a *SignInRequiredError.
 type StoredAuth struct {
-	mu     sync.Mutex // guards cred and ts
-	cred   *Credential
-	ts     oauth2.TokenSource
+	mu      sync.Mutex // guards cred, ts and saveErr
+	cred    *Credential
+	ts      oauth2.TokenSource
+	saveErr error // the last save of a refreshed token failed
 	save   func(*Credential) error
 	lookup registry.LookupFunc
 	client *http.Client
@@ -99,8 +100,21 @@ func (a *StoredAuth) noteLocked(tok *oauth2.Token) {
 	c.Token = tok
 	a.cred = &c
 	if a.save != nil {
-		_ = a.save(&c) // a token kept only in memory still serves this run
+		// A token kept only in memory still serves this run; the failure
+		// is kept for the session's report (the next start may need a
+		// new sign-in).
+		a.saveErr = nil
+		if err := a.save(&c); err != nil {
+			a.saveErr = err
+		}
 	}
+}
+
+// SaveError is why the last refreshed token could not be saved, or nil.
+func (a *StoredAuth) SaveError() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.saveErr
 }
 
 func (a *StoredAuth) refreshFailedLocked(err error) error {
