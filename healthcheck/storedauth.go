@@ -49,9 +49,9 @@ type StoredAuth struct {
 	cred    *Credential
 	ts      oauth2.TokenSource
 	saveErr error // the last save of a refreshed token failed
-	save   func(*Credential) error
-	lookup registry.LookupFunc
-	client *http.Client
+	save    func(*Credential) error
+	lookup  registry.LookupFunc
+	client  *http.Client
 }
 
 // NewStoredAuth authorizes with cred; save (may be nil) persists refreshed
