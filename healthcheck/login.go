@@ -135,10 +135,20 @@ func Login(ctx context.Context, opts *LoginOptions) (*Credential, error) {
 	}
 	counting := &countingHandler{inner: h}
 
-	httpClient, _ := newHTTPClient(base, srv.Headers, realClock{})
+	httpClient, rec := newHTTPClient(base, srv.Headers, realClock{})
 	if err := proveSignIn(ctx, srv, httpClient, counting, o); err != nil {
 		if ctx.Err() != nil && recv.waiting() {
 			return nil, fmt.Errorf("sign-in was not completed in the browser in time (%w); run the command again, or pass --timeout", ctx.Err())
+		}
+		if last := rec.latest(); ctx.Err() == nil && last != nil && bearerChallenge(last.wwwAuthenticate) &&
+			!offersSignIn(ctx, base, srv.URL, last.wwwAuthenticate) {
+			// The flow's own error (a failed client registration) says
+			// nothing a person can act on.
+			return nil, &Diagnosis{
+				Code:    CodeAuthRequired,
+				Message: fmt.Sprintf("%s asks for a bearer token but offers no OAuth sign-in (no protected-resource or authorization-server metadata), so there is nothing to sign in to.", safeURL(srv.URL)),
+				Fix:     tokenFix(srv),
+			}
 		}
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func connectRemote(ctx context.Context, t Target, o Options, legacyFirst bool) (
 			if d := signInDiagnosis(srv, err, authz != nil); d != nil {
 				return nil, d
 			}
-			d := withSignInFix(remoteFailure(ctx, err, rec, srv.URL, o.Clock.Now().Sub(start)), srv, rec)
+			d := withSignInFix(ctx, remoteFailure(ctx, err, rec, srv.URL, o.Clock.Now().Sub(start)), srv, rec, o.HTTPClient)
 			last := rec.latest()
 			if ctx.Err() != nil || last == nil || (last.status != 400 && last.status != 404 && last.status != 405) {
 				return nil, d
@@ -83,7 +83,7 @@ func connectRemote(ctx context.Context, t Target, o Options, legacyFirst bool) (
 		if d := signInDiagnosis(srv, err, authz != nil); d != nil {
 			return nil, d
 		}
-		return nil, withSignInFix(remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec)
+		return nil, withSignInFix(ctx, remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec, o.HTTPClient)
 	}
 	s.fillHandshake(s.cs.InitializeResult(), latency)
 	switch {

@@ -1,8 +1,10 @@
 package healthcheck
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"mcptray/registry"
@@ -24,14 +26,19 @@ func signInDiagnosis(srv *registry.Server, err error, hadSignIn bool) *Diagnosis
 }
 
 // withSignInFix points an auth-required diagnosis at `mcptray auth login`
-// when the server's challenge is OAuth's (a Bearer challenge).
-func withSignInFix(err error, srv *registry.Server, rec *recorder) error {
+// when the server's challenge is OAuth's (a Bearer challenge) and it offers
+// the sign-in; a Bearer challenge with no sign-in offered wants a token in
+// the headers. client is the base client, without the server's headers.
+func withSignInFix(ctx context.Context, err error, srv *registry.Server, rec *recorder, client *http.Client) error {
 	d, ok := err.(*Diagnosis)
 	if !ok || d.Code != CodeAuthRequired {
 		return err
 	}
 	last := rec.latest()
-	oauth := last != nil && strings.HasPrefix(strings.ToLower(strings.TrimSpace(last.wwwAuthenticate)), "bearer")
+	oauth := last != nil && bearerChallenge(last.wwwAuthenticate)
+	if oauth && !offersSignIn(ctx, client, srv.URL, last.wwwAuthenticate) {
+		return noSignInOffered(d, srv)
+	}
 	d.Fix = signInFix(srv, oauth)
 	if oauth && d.Err == nil {
 		d.Err = ErrSignInRequired
@@ -50,9 +57,9 @@ func signInFix(srv *registry.Server, oauth bool) string {
 		return fmt.Sprintf("Sign in: run `mcptray auth login %s` (or use Sign in in the app); mcptray keeps the tokens and refreshes them.", target)
 	}
 	if !registry.ValidName(srv.Name) {
-		return fmt.Sprintf("Pass the credentials the server expects with --header (for example --header 'Authorization: Bearer …'), or run `mcptray auth login %s` if it uses OAuth sign-in.", target)
+		return "Pass the credentials the server expects with --header (for example --header 'Authorization: Bearer …')."
 	}
-	return fmt.Sprintf("Add the credentials the server expects under [servers.%s.headers] (for example Authorization = \"Bearer ${keyring:TOKEN}\"), or run `mcptray auth login %s` if it uses OAuth sign-in.", srv.Name, target)
+	return fmt.Sprintf("Add the credentials the server expects under [servers.%s.headers] (for example Authorization = \"Bearer ${keyring:TOKEN}\").", srv.Name)
 }
 
 // quoteArg quotes s for a shell when it needs it.
@@ -61,4 +68,9 @@ func quoteArg(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// bearerChallenge reports whether a WWW-Authenticate header is OAuth's.
+func bearerChallenge(h string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(h)), "bearer")
 }
