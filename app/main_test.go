@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		s.Run(context.Background(), &mcp.StdioTransport{})
 	case "modern-only":
 		serveModernOnly()
+	case "refuse-initialize":
+		serveRefusingInitialize(os.Getenv("MCPTRAY_TEST_WRAP"))
 	case "escapes-crash":
 		fmt.Fprintln(os.Stderr, "dying "+osc52+clear2+red)
 		os.Exit(3)
