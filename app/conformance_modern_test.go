@@ -3,75 +3,13 @@
 package app
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
-	"mcptray/demo"
 )
-
-// serveRefusingInitialize runs the stdio server at path behind a front
-// that answers initialize with the modern-only refusal and passes every
-// other line on: the server as one that speaks only 2026-07-28.
-func serveRefusingInitialize(path string) {
-	cmd := exec.Command(path)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		os.Exit(1)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil || cmd.Start() != nil {
-		os.Exit(1)
-	}
-	var mu sync.Mutex // serialises lines on our stdout
-	write := func(b []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		os.Stdout.Write(append(b, '\n'))
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r := bufio.NewReaderSize(out, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				write(line[:len(line)-min(1, len(line))])
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	r := bufio.NewReaderSize(os.Stdin, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(strings.TrimSpace(string(line))) > 0 {
-			if msg, derr := jsonrpc.DecodeMessage([]byte(strings.TrimSpace(string(line)))); derr == nil {
-				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "initialize" {
-					b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: demo.ErrInitializeRefused})
-					write(b)
-					continue
-				}
-			}
-			in.Write(line)
-		}
-		if err != nil {
-			break
-		}
-	}
-	in.Close()
-	<-done
-	_ = cmd.Wait()
-}
 
 // The conformance suite's server scenarios against the go-sdk's reference
 // server made modern-only (initialize refused), supervised over stdio,

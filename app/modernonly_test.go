@@ -13,29 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"mcptray/demo"
 )
-
-// serveModernOnly is a server of the 2026-07-28 revision alone: the demo,
-// initialize refused, plus a tool that asks its client for a name the
-// revision's way (an input_required result, until the call carries the
-// answer).
-func serveModernOnly() {
-	s := demo.NewServer("", &demo.Options{ModernOnly: true})
-	type in struct {
-		Message string `json:"message"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(_ context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-		if r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %v", r.Action, r.Content["name"])}}}, nil, nil
-		}
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
-			Message: a.Message, RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
-		}}}, nil, nil
-	})
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
-}
 
 // answering is a client that answers elicitation with who.
 func answering(who string) *mcp.ClientOptions {
