@@ -149,6 +149,9 @@ func authLoginFlags(fs *flag.FlagSet) func(context.Context, *Env, []string) erro
 				fmt.Fprintf(env.Stderr, "Opening your browser. If it does not open, visit:\n  %s\n", authURL)
 			},
 		})
+		if d := (*healthcheck.Diagnosis)(nil); errors.As(err, &d) && d.Fix != "" {
+			return fmt.Errorf("%w\nfix: %s", err, d.Fix)
+		}
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 				return nil, nil, nil
 			})
 		s.Run(context.Background(), &mcp.StdioTransport{})
+	case "modern-only":
+		serveModernOnly()
+	case "refuse-initialize":
+		serveRefusingInitialize(os.Getenv("MCPTRAY_TEST_WRAP"))
 	case "escapes-crash":
 		fmt.Fprintln(os.Stderr, "dying "+osc52+clear2+red)
 		os.Exit(3)

@@ -11,6 +11,7 @@ import (
 	"time"
 	_ "time/tzdata" // the time tool takes IANA zones on machines without a zone database
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,6 +31,24 @@ type Options struct {
 	Versions []string
 	// Now is the clock for the time tool (nil: time.Now).
 	Now func() time.Time
+	// ModernOnly refuses the initialize handshake, as a server that speaks
+	// only the stateless revision (2026-07-28) does: clients must use
+	// server/discover.
+	ModernOnly bool
+}
+
+// ErrInitializeRefused is what a ModernOnly server answers to initialize.
+var ErrInitializeRefused = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize is not supported; this server speaks 2026-07-28"}
+
+// RefuseInitialize is a receiving middleware that makes a go-sdk server
+// modern-only: initialize is refused, everything else goes through.
+func RefuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			return nil, ErrInitializeRefused
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // NewServer builds the demo server.
@@ -48,6 +67,9 @@ func NewServer(version string, opts *Options) *mcp.Server {
 		Instructions:              Instructions,
 		SupportedProtocolVersions: opts.Versions,
 	})
+	if opts.ModernOnly {
+		s.AddReceivingMiddleware(RefuseInitialize)
+	}
 
 	type echoIn struct {
 		Message string `json:"message" jsonschema:"the text to repeat"`

@@ -19,6 +19,7 @@ func TestMain(m *testing.M) {
 		if v := os.Getenv("DEMO_TEST_VERSIONS"); v != "" {
 			opts.Versions = strings.Split(v, ",")
 		}
+		opts.ModernOnly = os.Getenv("DEMO_TEST_MODERN_ONLY") == "1"
 		if err := Serve(context.Background(), os.Stdin, os.Stdout, &opts); err != nil {
 			os.Exit(1)
 		}
@@ -124,5 +125,23 @@ func TestTimeTool(t *testing.T) {
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "time", Arguments: map[string]any{"zone": "Mars/Olympus"}})
 	if err != nil || !r.IsError {
 		t.Errorf("bad zone: %v %+v", err, r)
+	}
+}
+
+// A modern-only demo answers server/discover and refuses initialize, the
+// way a server of the stateless revision alone does.
+func TestModernOnly(t *testing.T) {
+	cs := connect(t, "2026-07-28", "DEMO_TEST_MODERN_ONLY=1")
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("protocol version = %s, want 2026-07-28", v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "DEMO_TEST_SERVE=1", "DEMO_TEST_MODERN_ONLY=1")
+	client := mcp.NewClient(&mcp.Implementation{Name: "demo-test", Version: "1"}, nil)
+	_, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil || !strings.Contains(err.Error(), ErrInitializeRefused.Message) {
+		t.Fatalf("initialize with a modern-only demo: %v, want %q", err, ErrInitializeRefused.Message)
 	}
 }

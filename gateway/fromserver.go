@@ -28,6 +28,7 @@ func (h *hub) handlers() *healthcheck.ClientHandlers {
 		ListRoots:           h.onListRoots,
 		ListChanged:         h.onListChanged,
 		ResourceUpdated:     h.onResourceUpdated,
+		KeepInputRequests:   true, // answered from the caller's session: inputs.go
 	}
 }
 

@@ -413,3 +413,77 @@ func TestModernClientAndAServersOwnRequest(t *testing.T) {
 		t.Fatalf("the retry after the call ended = %+v, %v; want the call's result", res, err)
 	}
 }
+
+// A server that speaks only 2026-07-28 (initialize refused) is ready under
+// the supervisor, in the modern era, and says so; every client era reaches
+// it: a 2025-11-25 client gets the server's input_required needs as its
+// own requests, a 2026-07-28 client as the gateway's input_required.
+func TestModernOnlyServer(t *testing.T) {
+	e := newEnv(t, "GATEWAY_TEST_MODERN_ONLY=1")
+	answers := func(who string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{
+			ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": who + " to " + r.Params.Message}}, nil
+			},
+			CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: who}}, nil
+			},
+		}
+	}
+	legacy := e.connect(answers("legacy"), "legacy")
+	if v := legacy.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("the 2025-11-25 client negotiated %s", v)
+	}
+	if info := legacy.InitializeResult().ServerInfo; info == nil || info.Name != "gateway-test" {
+		t.Fatalf("the handshake made from server/discover names %+v", info)
+	}
+	var st supervisor.ServerState
+	for _, s := range e.sup.Snapshot().Servers {
+		if s.Name == "t" {
+			st = s
+		}
+	}
+	if st.State != supervisor.StateReady || st.Era != "modern" || st.Report == nil || !strings.Contains(st.Report.EraSource, "initialize refused") {
+		t.Fatalf("state %s era %s report %+v", st.State, st.Era, st.Report)
+	}
+
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	mc := mcp.NewClient(&mcp.Implementation{Name: "modern"}, answers("modern"))
+	mc.AddRoots(&mcp.Root{URI: "file:///modern"})
+	modern, _ := e.connectClient(mc)
+	if v := modern.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the 2026-07-28 client negotiated %s", v)
+	}
+	lc := mcp.NewClient(&mcp.Implementation{Name: "legacy-roots"}, answers("legacy"))
+	lc.AddRoots(&mcp.Root{URI: "file:///legacy"})
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	legacyRoots, _ := e.connectClient(lc)
+
+	for _, tt := range []struct {
+		cs         *mcp.ClientSession
+		tool, want string
+	}{
+		{legacy, "echo", "hi"},
+		{legacy, "ask", "elicited: accept legacy to hi"},
+		{legacy, "think", "sampled: legacy"},
+		{legacy, "both", "accept legacy to hi / legacy"},
+		{legacyRoots, "where", "file:///legacy"},
+		{modern, "echo", "hi"},
+		{modern, "ask", "elicited: accept modern to hi"},
+		{modern, "think", "sampled: modern"},
+		{modern, "both", "accept modern to hi / modern"},
+		{modern, "where", "file:///modern"},
+	} {
+		if got := callText(t, tt.cs, tt.tool, map[string]any{"message": "hi"}); got != tt.want {
+			t.Errorf("%s through %s = %q, want %q", tt.tool, tt.cs.InitializeResult().ProtocolVersion, got, tt.want)
+		}
+	}
+	// A client that cannot answer hears why.
+	plain := e.connect(nil, "plain")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"message": "hi"}})
+	if err == nil || !strings.Contains(err.Error(), "needs elicitation/create to answer this request, and this client session did not declare it") {
+		t.Fatalf("ask from a client without elicitation: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/demo"
 	"mcptray/gateway"
 	"mcptray/healthcheck"
 	"mcptray/registry"
@@ -37,7 +38,8 @@ func serveTestServer() {
 	// The initialize era unless asked: a 2026-07-28 server asks its
 	// client through input_required results instead of requests.
 	versions := []string{"2025-11-25", "2025-06-18"}
-	if os.Getenv("GATEWAY_TEST_MODERN") != "" {
+	modernOnly := os.Getenv("GATEWAY_TEST_MODERN_ONLY") != ""
+	if os.Getenv("GATEWAY_TEST_MODERN") != "" || modernOnly {
 		versions = nil
 	}
 	srv = mcp.NewServer(&mcp.Implementation{Name: "gateway-test", Version: "1.2.3"}, &mcp.ServerOptions{
@@ -54,6 +56,12 @@ func serveTestServer() {
 	}
 	type msg struct {
 		Message string `json:"message"`
+	}
+	if modernOnly {
+		// A server of the stateless revision alone: initialize refused,
+		// and its needs asked as input_required results.
+		srv.AddReceivingMiddleware(demo.RefuseInitialize)
+		addInputTools(srv)
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
 		return text(in.Message), nil, nil
@@ -155,6 +163,75 @@ func serveTestServer() {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi " + r.Params.Arguments["who"]}}}}, nil
 	})
 	_ = srv.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// addInputTools adds tools that ask their client the 2026-07-28 way, by
+// answering input_required until the call carries the answers: ask
+// (elicitation), think (sampling), where (roots), and both (elicitation
+// and sampling at once).
+func addInputTools(srv *mcp.Server) {
+	type msg struct {
+		Message string `json:"message"`
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	elicit := func(m string) *mcp.ElicitParams {
+		return &mcp.ElicitParams{Message: m, RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}
+	}
+	sample := func(m string) *mcp.CreateMessageParams {
+		return &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: m}}}}
+	}
+	elicited := func(r mcp.InputResponse) string {
+		if e, ok := r.(*mcp.ElicitResult); ok {
+			return fmt.Sprintf("%s %v", e.Action, e.Content["name"])
+		}
+		return fmt.Sprintf("not an elicitation answer: %T", r)
+	}
+	sampled := func(r mcp.InputResponse) string {
+		switch v := r.(type) {
+		case *mcp.CreateMessageWithToolsResult:
+			if len(v.Content) == 1 {
+				if tc, ok := v.Content[0].(*mcp.TextContent); ok {
+					return tc.Text
+				}
+			}
+		case *mcp.CreateMessageResult:
+			if tc, ok := v.Content.(*mcp.TextContent); ok {
+				return tc.Text
+			}
+		}
+		return fmt.Sprintf("not a sampling answer: %T", r)
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(_ context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["name"]; ok {
+			return text("elicited: " + elicited(r)), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": elicit(in.Message)}, RequestState: "asked"}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "think"}, func(_ context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["llm"]; ok {
+			return text("sampled: " + sampled(r)), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"llm": sample(in.Message)}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "where"}, func(_ context.Context, req *mcp.CallToolRequest, _ msg) (*mcp.CallToolResult, any, error) {
+		if r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult); ok {
+			var uris []string
+			for _, root := range r.Roots {
+				uris = append(uris, root.URI)
+			}
+			return text(strings.Join(uris, ",")), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "both"}, func(_ context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		got := req.Params.InputResponses
+		if got["name"] != nil && got["llm"] != nil && req.Params.RequestState == "both" {
+			return text(elicited(got["name"]) + " / " + sampled(got["llm"])), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": elicit(in.Message), "llm": sample(in.Message)}, RequestState: "both"}, nil, nil
+	})
 }
 
 // checker makes the supervisor's sessions with the gateway's handlers, as

@@ -56,7 +56,7 @@ func (h *hub) relayCall(ctx context.Context, c *call, method string, params mcp.
 				return nil
 			}
 			h.noteUpstream(ctx, u)
-			res, err = send(ctx, cs, method, up)
+			res, err = h.sendAnswering(ctx, cs, c, method, up)
 			if err == nil {
 				res = downstreamResult(res)
 			}

@@ -27,6 +27,9 @@ func (h *hub) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		return nil
 	}
 	err := h.useClient(ctx, func(cs *mcp.ClientSession) error {
+		if modernUpstream(cs) {
+			return nil // the revision has no resources/subscribe
+		}
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
@@ -53,6 +56,9 @@ func (h *hub) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) erro
 		return nil
 	}
 	return h.useClient(ctx, func(cs *mcp.ClientSession) error {
+		if modernUpstream(cs) {
+			return nil
+		}
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 }
@@ -82,6 +88,9 @@ func (h *hub) setLevel(ctx context.Context, cl *client, level mcp.LoggingLevel) 
 		return nil
 	}
 	return h.useClient(ctx, func(cs *mcp.ClientSession) error {
+		if modernUpstream(cs) {
+			return nil // the revision has no logging/setLevel
+		}
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: want}); err != nil {
 			return err
 		}
@@ -206,8 +215,11 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 	cs := up.Client()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if modernUpstream(cs) {
+		uris = nil // no resources/subscribe, no logging/setLevel
+	}
 	h.subscribeAll(ctx, up, uris)
-	if want := h.wantLevel(); want != "" {
+	if want := h.wantLevel(); want != "" && !modernUpstream(cs) {
 		if cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: want}) == nil {
 			h.mu.Lock()
 			h.level = want

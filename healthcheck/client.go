@@ -42,6 +42,11 @@ type ClientHandlers struct {
 	ListChanged func(method string)
 	// ResourceUpdated receives notifications/resources/updated.
 	ResourceUpdated func(*mcp.ResourceUpdatedNotificationParams)
+	// KeepInputRequests returns a 2026-07-28 server's input_required
+	// results to the caller as they are (a relay answers them from its own
+	// client), instead of answering them with the handlers above and
+	// sending the request again, as the SDK does by default.
+	KeepInputRequests bool
 }
 
 // newClient makes the SDK client for a session: a bare one for a health
@@ -66,6 +71,9 @@ func newSDKClient(o Options) *mcp.Client {
 	}
 	caps := &mcp.ClientCapabilities{}
 	co := &mcp.ClientOptions{Capabilities: caps, Logger: o.Logger}
+	if h.KeepInputRequests {
+		co.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
 	if h.Progress != nil {
 		co.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { h.Progress(r.Params) }
 	}

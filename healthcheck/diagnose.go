@@ -141,14 +141,14 @@ func handshakeRejected(method string, code int64, msg string) *Diagnosis {
 		return &Diagnosis{
 			Code:     CodeVersionMismatch,
 			Message:  fmt.Sprintf("The server refused %s because of the protocol version: %s", method, msg),
-			Evidence: []string{fmt.Sprintf("error %d: %s", code, msg), "mcptray speaks: " + strings.Join(supportedVersions, ", ")},
+			Evidence: []string{fmt.Sprintf("JSON-RPC error code %d", code), "mcptray speaks: " + strings.Join(supportedVersions, ", ")},
 			Fix:      "Update the server (or mcptray) so both share a protocol version.",
 		}
 	}
 	return &Diagnosis{
 		Code:     CodeHandshakeFailed,
 		Message:  fmt.Sprintf("The server answered %s with an error: %s", method, msg),
-		Evidence: []string{fmt.Sprintf("error %d: %s", code, msg)},
+		Evidence: []string{fmt.Sprintf("JSON-RPC error code %d", code)},
 		Fix:      "Read the server's stderr and its documentation: it refused to start the session.",
 	}
 }

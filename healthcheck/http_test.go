@@ -41,14 +41,19 @@ func TestDemoOverHTTP(t *testing.T) {
 		{"stateless, detect", true, "", EraModern, "server/discover answered"},
 		{"stateful, detect", false, "", EraLegacy, "initialize"},
 		{"stateless, legacy remembered", true, EraLegacy, EraLegacy, "remembered"},
+		{"stateless, initialize preferred", true, "", EraLegacy, "initialize: tried first"},
+		{"modern only, initialize preferred", true, "", EraModern, "initialize refused (-32600 initialize is not supported; this server speaks 2026-07-28); server/discover answered"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(demoHandler(tt.stateless))
+			modernOnly := strings.HasPrefix(tt.name, "modern only")
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demo.NewServer("", &demo.Options{ModernOnly: modernOnly}) },
+				&mcp.StreamableHTTPOptions{Stateless: tt.stateless})
+			srv := httptest.NewServer(h)
 			defer srv.Close()
 			tg := remote("demo", srv.URL, "", nil)
 			tg.EraHint = tt.hint
-			s, err := Connect(ctxTimeout(t, 20*time.Second), tg, nil)
+			s, err := Connect(ctxTimeout(t, 20*time.Second), tg, &Options{PreferLegacy: strings.HasSuffix(tt.name, "initialize preferred")})
 			if err != nil {
 				t.Fatal(err)
 			}

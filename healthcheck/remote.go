@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
+func connectRemote(ctx context.Context, t Target, o Options, legacyFirst bool) (*Session, error) {
 	srv := t.Server
 	client, rec := newHTTPClient(o.HTTPClient, srv.Headers, o.Clock)
 	cancelSent := make(chan struct{}, 1)
@@ -29,23 +29,42 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 		// The SSE transport has no authorization hook: send the token.
 		sseClient = &http.Client{Timeout: client.Timeout, Transport: &bearerTransport{base: client.Transport, auth: authz}}
 	}
-	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL, cancelSent: cancelSent}
+	s := &Session{opts: o, transport: srv.Transport(), httpClient: sseClient, url: srv.URL, cancelSent: cancelSent, authz: authz}
 	start := o.Clock.Now()
 	var err error
+	refused := "" // how the server refused initialize, tried first
 	if s.transport == registry.TransportSSE {
 		err = s.connectSSE(ctx, sseClient)
 	} else {
 		// A health check needs no stream of server-initiated messages; a
 		// call does: servers send requests and notifications not tied to
 		// a request (elicitation, logs) there.
-		tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: o.Client == nil, OAuthHandler: authz}
+		transport := func() *mcp.StreamableClientTransport {
+			return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client, DisableStandaloneSSE: o.Client == nil, OAuthHandler: authz}
+		}
+		hint := t.EraHint
+		if legacyFirst {
+			hint = EraLegacy
+		}
 		s.client = newClient(o)
-		s.cs, err = s.client.Connect(ctx, tr, sessionOptions(t.EraHint))
+		s.cs, err = s.client.Connect(ctx, transport(), sessionOptions(hint))
+		if legacyFirst && err != nil && ctx.Err() == nil {
+			// A server of the stateless revision alone refuses
+			// initialize with a JSON-RPC error, or with a bare 400.
+			if werr, ok := refusedInitialize(err); ok {
+				refused = refusal(werr)
+			} else if last := rec.latest(); last != nil && last.status == http.StatusBadRequest {
+				refused = "HTTP 400"
+			}
+			if refused != "" {
+				s.cs, err = s.client.Connect(ctx, transport(), sessionOptions(EraModern))
+			}
+		}
 		if err != nil {
 			if d := signInDiagnosis(srv, err, authz != nil); d != nil {
 				return nil, d
 			}
-			d := withSignInFix(remoteFailure(ctx, err, rec, srv.URL, o.Clock.Now().Sub(start)), srv, rec)
+			d := withSignInFix(ctx, remoteFailure(ctx, err, rec, srv.URL, o.Clock.Now().Sub(start)), srv, rec, o.HTTPClient)
 			last := rec.latest()
 			if ctx.Err() != nil || last == nil || (last.status != 400 && last.status != 404 && last.status != 405) {
 				return nil, d
@@ -64,7 +83,7 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 		if d := signInDiagnosis(srv, err, authz != nil); d != nil {
 			return nil, d
 		}
-		return nil, withSignInFix(remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec)
+		return nil, withSignInFix(ctx, remoteFailure(ctx, err, rec, srv.URL, latency), srv, rec, o.HTTPClient)
 	}
 	s.fillHandshake(s.cs.InitializeResult(), latency)
 	if s.transport != registry.TransportSSE {
@@ -75,6 +94,10 @@ func connectRemote(ctx context.Context, t Target, o Options) (*Session, error) {
 	switch {
 	case s.transport == registry.TransportSSE:
 		s.report.EraSource = "HTTP+SSE transport (legacy only); initialize"
+	case refused != "" && s.report.Era == EraModern:
+		s.report.EraSource = initializeRefusedSource(refused)
+	case legacyFirst && s.report.Era == EraLegacy:
+		s.report.EraSource = legacyFirstSource
 	case t.EraHint == EraLegacy:
 		s.report.EraSource = "remembered from an earlier start; initialize"
 	case s.report.Era == EraModern:

@@ -142,6 +142,9 @@ const (
 	// CodeHandshakeFailed means the server answered initialize (or
 	// server/discover) with an error that says nothing about the version.
 	CodeHandshakeFailed Code = "handshake-failed"
+	// CodeTokenNotSaved means a sign-in's refreshed token could not be
+	// written to the secret store: it serves this run only.
+	CodeTokenNotSaved Code = "token-not-saved"
 )
 
 // Diagnosis is a failure explained: a stable code, a sentence a person can
@@ -160,9 +163,17 @@ type Diagnosis struct {
 // Unwrap returns the underlying cause, if any.
 func (d *Diagnosis) Unwrap() error { return d.Err }
 
+// Error is the code, the message and the evidence the message does not
+// already say: an error never repeats its own text.
 func (d *Diagnosis) Error() string {
-	if len(d.Evidence) == 0 {
+	var extra []string
+	for _, e := range d.Evidence {
+		if !strings.Contains(d.Message, e) {
+			extra = append(extra, e)
+		}
+	}
+	if len(extra) == 0 {
 		return fmt.Sprintf("%s: %s", d.Code, d.Message)
 	}
-	return fmt.Sprintf("%s: %s (%s)", d.Code, d.Message, strings.Join(d.Evidence, "; "))
+	return fmt.Sprintf("%s: %s (%s)", d.Code, d.Message, strings.Join(extra, "; "))
 }

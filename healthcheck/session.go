@@ -123,7 +123,9 @@ type Session struct {
 	tools      map[string]*mcp.Tool // as discovery listed them
 	cancelSent chan struct{}        // a notifications/cancelled went out
 
-	httpClient *http.Client // remote only
+	httpClient *http.Client           // remote only
+	authz      auth.OAuthHandler      // remote only: the stored sign-in, if any
+	savedErr   atomic.Pointer[string] // the token-save failure last logged
 	url        string
 	stopSSE    context.CancelFunc // sse only: ends the event stream
 	probeSeq   atomic.Int64       // numbers the HTTP probes
@@ -163,15 +165,15 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 		s   *Session
 		err error
 	)
-	preferred := o.PreferLegacy && t.EraHint != EraLegacy
-	if preferred {
-		t.EraHint = EraLegacy
-	}
+	// A remembered era is what the server answered last time; with none,
+	// a preference for initialize tries it first, and server/discover
+	// when the server refuses it (it speaks only 2026-07-28).
+	legacyFirst := o.PreferLegacy && t.EraHint == ""
 	switch t.Server.Transport() {
 	case registry.TransportStdio:
-		s, err = connectStdio(ctx, t, o)
+		s, err = connectStdio(ctx, t, o, legacyFirst)
 	case registry.TransportHTTP, registry.TransportSSE:
-		s, err = connectRemote(ctx, t, o)
+		s, err = connectRemote(ctx, t, o, legacyFirst)
 	default:
 		return nil, &Diagnosis{
 			Code:    CodeInvalidConfig,
@@ -182,9 +184,6 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if preferred && s.report.Era == EraLegacy && t.Server.Transport() != registry.TransportSSE {
-		s.report.EraSource = "initialize: the era mcptray's gateway relays its clients in"
-	}
 	if err := s.discover(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -194,6 +193,32 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	}
 	return s, nil
 }
+
+// refusedInitialize reports whether a handshake that offered initialize
+// failed because the server answered it with an error: a server of the
+// stateless revision alone may, and then speaks server/discover.
+func refusedInitialize(err error) (*jsonrpc.Error, bool) {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr, true
+	}
+	return nil, false
+}
+
+// initializeRefusedSource is the era source of a session made with
+// server/discover after initialize was refused with why.
+func initializeRefusedSource(why string) string {
+	return "initialize refused (" + why + "); server/discover answered"
+}
+
+// refusal says how the server refused initialize.
+func refusal(werr *jsonrpc.Error) string {
+	return fmt.Sprintf("%d %s", werr.Code, firstLine(werr.Message))
+}
+
+// legacyFirstSource is the era source of a session whose initialize,
+// tried first by preference, was accepted.
+const legacyFirstSource = "initialize: tried first, the era in which a server can ask its client (sampling, elicitation) and send logs"
 
 // sessionOptions picks the version offered: a remembered legacy era goes
 // straight to initialize; otherwise the SDK tries server/discover first.
@@ -239,7 +264,33 @@ func (s *Session) Report() *Report {
 			r.Diagnoses = append([]Diagnosis{noiseDiagnosis(st.noise, st.noiseTotal)}, r.Diagnoses...)
 		}
 	}
+	if d := s.tokenNotSaved(); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
 	return &r
+}
+
+// tokenNotSaved explains a refreshed token that the secret store refused,
+// logged once per distinct failure; nil when there is none.
+func (s *Session) tokenNotSaved() *Diagnosis {
+	sa, ok := s.authz.(interface{ SaveError() error })
+	if !ok {
+		return nil
+	}
+	err := sa.SaveError()
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if last := s.savedErr.Swap(&msg); last == nil || *last != msg {
+		s.opts.Logger.Warn("a refreshed sign-in token could not be saved", "server", safeURL(s.url), "err", msg)
+	}
+	return &Diagnosis{
+		Code:     CodeTokenNotSaved,
+		Message:  fmt.Sprintf("The sign-in's refreshed token for %s could not be saved; it serves this run only, and the next start may need a new sign-in.", safeURL(s.url)),
+		Evidence: []string{msg},
+		Fix:      "Check the secret store (`mcptray secret list`); then sign in again with `mcptray auth login` if the server asks.",
+	}
 }
 
 // handshakeError explains an error the server itself gave to the handshake.

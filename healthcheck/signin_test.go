@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,7 +86,16 @@ func TestSignInRefreshRevoke(t *testing.T) {
 
 	var saved []*Credential
 	var saveMu sync.Mutex
-	save := func(c *Credential) error { saveMu.Lock(); saved = append(saved, c); saveMu.Unlock(); return nil }
+	var storeDown atomic.Bool
+	save := func(c *Credential) error {
+		if storeDown.Load() {
+			return errors.New("the secret store is locked")
+		}
+		saveMu.Lock()
+		saved = append(saved, c)
+		saveMu.Unlock()
+		return nil
+	}
 	sa := NewStoredAuth(cred, save, p.Lookup, nil)
 	opts := &Options{Authorizer: func(string) auth.OAuthHandler { return sa }}
 	s, err := Connect(ctx, target, opts)
@@ -116,14 +126,20 @@ func TestSignInRefreshRevoke(t *testing.T) {
 		t.Fatalf("no refreshed token saved after a 401 (%d saves)", len(saved))
 	}
 
-	// The access token expires: refreshed before use.
+	// The access token expires: refreshed before use. A refreshed token
+	// the store refuses is shown, not swallowed.
 	before := sa.Credential().Token.AccessToken
 	p.OIDC.FastForward(11 * time.Minute)
+	storeDown.Store(true)
 	s, err = Connect(ctx, target, opts)
 	if err != nil {
 		t.Fatalf("connect after expiry: %v", err)
 	}
+	if d := findDiagnosis(s.Report(), CodeTokenNotSaved); d == nil || !strings.Contains(strings.Join(d.Evidence, " "), "the secret store is locked") {
+		t.Fatalf("a refreshed token that was not saved: %+v", s.Report().Diagnoses)
+	}
 	s.Close()
+	storeDown.Store(false)
 	if sa.Credential().Token.AccessToken == before {
 		t.Fatal("the expired access token was not refreshed")
 	}

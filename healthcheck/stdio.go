@@ -20,7 +20,10 @@ var errProcessExited = errors.New("the server process exited")
 // deadline, a cancel with a cause), it is a timeout or the caller's cause,
 // whatever the process does after that (most servers exit on EOF:
 // evidence, not the cause).
-func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
+//
+// With legacyFirst it offers initialize first; a server that answers it
+// with an error is then asked server/discover on the same pipes.
+func connectStdio(ctx context.Context, t Target, o Options, legacyFirst bool) (*Session, error) {
 	if t.Stdin == nil || t.Stdout == nil {
 		return nil, &Diagnosis{Code: CodeInvalidConfig, Message: fmt.Sprintf("Server %q is a stdio server but no pipes were handed over.", t.Server.Name)}
 	}
@@ -48,7 +51,17 @@ func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 	}()
 	start := o.Clock.Now()
 	client := newClient(o)
-	cs, err := client.Connect(hctx, stdioTransport{c}, sessionOptions(t.EraHint))
+	hint := t.EraHint
+	if legacyFirst {
+		hint = EraLegacy
+	}
+	cs, err := client.Connect(hctx, stdioTransport{c}, sessionOptions(hint))
+	refused := "" // how the server refused initialize, tried first
+	if werr, ok := refusedInitialize(err); ok && legacyFirst && !exitedNow(t.Exited) && hctx.Err() == nil {
+		refused = refusal(werr)
+		c.reopen()
+		cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
+	}
 	latency := o.Clock.Now().Sub(start)
 	cancel(nil)
 	<-watchDone
@@ -72,8 +85,14 @@ func connectStdio(ctx context.Context, t Target, o Options) (*Session, error) {
 		s.report.Capabilities = slices.Clone(caps)
 	}
 	switch {
+	case refused != "" && s.report.Era == EraModern:
+		s.report.EraSource = initializeRefusedSource(refused)
+	case legacyFirst && s.report.Era == EraLegacy:
+		s.report.EraSource = legacyFirstSource
 	case t.EraHint == EraLegacy:
 		s.report.EraSource = "remembered from an earlier start; initialize"
+	case t.EraHint == EraModern && s.report.Era == EraModern:
+		s.report.EraSource = "remembered from an earlier start; server/discover answered"
 	case s.report.Era == EraModern:
 		s.report.EraSource = "server/discover answered"
 	case outcome == discoverUnanswered:

@@ -99,11 +99,17 @@ func TestDemoInProcess(t *testing.T) {
 		{"legacy only, detect", &demo.Options{Versions: legacyVersions()}, "", EraLegacy, LatestLegacyVersion, "initialize", "ping"},
 		{"both eras, legacy remembered", nil, EraLegacy, EraLegacy, LatestLegacyVersion, "remembered", "ping"},
 		{"only 2024-11-05", &demo.Options{Versions: []string{"2024-11-05"}}, "", EraLegacy, "2024-11-05", "initialize", "ping"},
+		// The gateway's sessions prefer initialize: a server that refuses
+		// it gets server/discover on the same pipes, and a remembered
+		// modern era goes straight there.
+		{"both eras, initialize preferred", nil, "", EraLegacy, LatestLegacyVersion, "initialize: tried first", "ping"},
+		{"modern only, initialize preferred", &demo.Options{ModernOnly: true}, "", EraModern, ModernVersion, "initialize refused (-32600 initialize is not supported; this server speaks 2026-07-28); server/discover answered", "server/discover"},
+		{"modern only, modern remembered", &demo.Options{ModernOnly: true}, EraModern, EraModern, ModernVersion, "remembered from an earlier start; server/discover answered", "server/discover"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := ctxTimeout(t, 20*time.Second)
-			s, err := Connect(ctx, inProcessDemo(t, tt.opts, tt.hint), nil)
+			s, err := Connect(ctx, inProcessDemo(t, tt.opts, tt.hint), &Options{PreferLegacy: strings.Contains(tt.name, "initialize preferred") || tt.opts != nil && tt.opts.ModernOnly})
 			if err != nil {
 				t.Fatal(err)
 			}

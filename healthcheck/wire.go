@@ -73,19 +73,21 @@ type stdioConn struct {
 	passAll         bool            // pass every notification to the SDK: a session with handlers
 	cancelSent      chan<- struct{} // told of each notifications/cancelled written
 
-	in        chan jsonrpc.Message // the read loop hands messages to Read here
-	done      chan struct{}        // closed when stdout has ended; readErr is set
-	sdkClosed chan struct{}        // closed by Close: nobody reads in any more
-	closed    chan struct{}        // closed by shutdown: the pipes are closed
+	in     chan jsonrpc.Message // the read loop hands messages to Read here
+	done   chan struct{}        // closed when stdout has ended; readErr is set
+	closed chan struct{}        // closed by shutdown: the pipes are closed
 
-	readErr      error // why stdout ended (nil: EOF); written before done closes
-	sdkCloseOnce sync.Once
-	closeOnce    sync.Once
-	writeMu      sync.Mutex // serialises writes to stdin, so lines never interleave
-	probeSeq     atomic.Int64
-	messages     atomic.Int64 // JSON-RPC messages received
+	readErr   error // why stdout ended (nil: EOF); written before done closes
+	closeOnce sync.Once
+	writeMu   sync.Mutex // serialises writes to stdin, so lines never interleave
+	probeSeq  atomic.Int64
+	messages  atomic.Int64 // JSON-RPC messages received
 
 	mu sync.Mutex // protects the fields below
+	// sdkClosed is closed by Close: nobody reads in any more, until
+	// reopen hands the pipes to a new SDK session.
+	sdkClosed chan struct{}
+	sdkDone   bool // sdkClosed is closed
 	// afterHandshake: noise from now on also goes to onNoise.
 	afterHandshake bool
 	noise          []string // evidence, bounded
@@ -157,7 +159,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, c.readErr
 		}
 		return nil, io.EOF
-	case <-c.sdkClosed:
+	case <-c.sdkGone():
 		return nil, io.EOF
 	case <-c.closed:
 		return nil, io.EOF
@@ -209,8 +211,32 @@ func (c *stdioConn) writeLine(data []byte) error {
 // on a failed handshake, and what the server does after that (exit?) must
 // still be seen before the handshake is judged.
 func (c *stdioConn) Close() error {
-	c.sdkCloseOnce.Do(func() { close(c.sdkClosed) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sdkDone {
+		c.sdkDone = true
+		close(c.sdkClosed)
+	}
 	return nil
+}
+
+// sdkGone is the channel closed when the SDK session now using the pipes
+// is done with them.
+func (c *stdioConn) sdkGone() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sdkClosed
+}
+
+// reopen lets a new SDK session use the pipes after the last one closed
+// (a refused initialize, followed by server/discover). The SDK's Close
+// returns only once its reader stopped, so no message goes to the old one.
+func (c *stdioConn) reopen() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sdkDone {
+		c.sdkClosed, c.sdkDone = make(chan struct{}), false
+	}
 }
 
 // shutdown closes both pipes: from now on an end of the server is
@@ -288,7 +314,7 @@ func (c *stdioConn) deliver(msg jsonrpc.Message) bool {
 	select {
 	case c.in <- msg:
 		return true
-	case <-c.sdkClosed:
+	case <-c.sdkGone():
 		return true
 	case <-c.closed:
 		return false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/zalando/go-keyring"
 )
@@ -19,13 +20,30 @@ const indexKey = "mcptray-index"
 func newKeyring() *osKeyring { return &osKeyring{} }
 
 // available asks the keyring for an entry that is never stored: "not
-// found" means it answers.
-func (k *osKeyring) available() error {
-	_, err := keyring.Get(Service, "mcptray-probe")
-	if err == nil || errors.Is(err, keyring.ErrNotFound) {
-		return nil
+// found" means it answers. It never starts a session bus, and gives up
+// after wait: a keyring that does not answer is not there.
+func (k *osKeyring) available(wait time.Duration) error {
+	if err := sessionBusMissing(); err != nil {
+		return err
 	}
-	return fmt.Errorf("the OS keyring does not answer: %w", err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := keyring.Get(Service, "mcptray-probe")
+		done <- err
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, keyring.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("the OS keyring does not answer: %w", err)
+	case <-t.C:
+		// The probe goroutine is left to its D-Bus call; the store used
+		// is the file.
+		return fmt.Errorf("the OS keyring did not answer within %s", wait)
+	}
 }
 
 func (k *osKeyring) Get(key string) (string, error) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"mcptray/registry"
 )
@@ -73,7 +74,13 @@ type Options struct {
 	// Notice receives the one-line explanation when the automatic choice
 	// falls back to the file. Nil discards it.
 	Notice func(string)
+	// Wait bounds how long the OS keyring has to answer when it is
+	// opened (default 3 s); one that does not is taken as absent.
+	Wait time.Duration
 }
+
+// DefaultWait is how long the OS keyring has to answer [Open].
+const DefaultWait = 3 * time.Second
 
 // Open returns the store to use.
 func Open(opts *Options) (Store, error) {
@@ -83,6 +90,9 @@ func Open(opts *Options) (Store, error) {
 	}
 	if o.Kind == "" {
 		o.Kind = os.Getenv("MCPTRAY_KEYRING")
+	}
+	if o.Wait <= 0 {
+		o.Wait = DefaultWait
 	}
 	if o.File == "" {
 		f, err := DefaultFile()
@@ -96,7 +106,7 @@ func Open(opts *Options) (Store, error) {
 		return &FileStore{Path: o.File}, nil
 	case "keyring", "os":
 		ks := newKeyring()
-		if err := ks.available(); err != nil {
+		if err := ks.available(o.Wait); err != nil {
 			return nil, fmt.Errorf("MCPTRAY_KEYRING=keyring, but %w", err)
 		}
 		return ks, nil
@@ -109,7 +119,7 @@ func Open(opts *Options) (Store, error) {
 			}
 		}
 		ks := newKeyring()
-		err := ks.available()
+		err := ks.available(o.Wait)
 		if err == nil {
 			return ks, nil
 		}
