@@ -65,7 +65,7 @@ func TestCompletionFollowsCommandTable(t *testing.T) {
 
 	for _, shell := range []string{"zsh", "fish"} {
 		out, errs, code := runCLI(t, nil, "completion", shell)
-		if code != 0 || !strings.Contains(out, "'check'") {
+		if code != 0 || !strings.Contains(out, "'check") || !strings.Contains(out, "--json") && !strings.Contains(out, "'json'") {
 			t.Errorf("completion %s: exit %d, %s\n%s", shell, code, errs, out)
 		}
 	}

@@ -175,8 +175,23 @@ func sentence(s string) string {
 
 // roff escapes text for roff: backslashes and hyphens (a bare "-" may be
 // set as a hyphen, which breaks copying flags out of the page).
+// Other than ASCII, a character is its Unicode escape (\[u2192] for →),
+// which every groff reads whatever the page's encoding.
 func roff(s string) string {
-	return strings.NewReplacer(`\`, `\e`, "-", `\-`).Replace(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\e`)
+		case r == '-':
+			b.WriteString(`\-`)
+		case r > 0x7f:
+			fmt.Fprintf(&b, `\[u%04X]`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // roffLine escapes a line of text, and a leading "." or "'" (a roff request
