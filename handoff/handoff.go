@@ -1,6 +1,18 @@
-//go:build !nogui
-
-package main
+// Package handoff lets the desktop build run a command-line command in the
+// headless build beside it (mcptray-headless, as every package installs
+// it): it starts in a fraction of the desktop build's time and memory (no
+// Fyne, no GUI libraries), which counts for every bridge an AI client
+// starts and every `mcptray check`.
+//
+// On Unix it acts in its init function, before Fyne's packages are
+// initialised (their init costs more than a small command's whole run):
+// Go initialises packages in import-path order among those whose imports
+// are ready, and this one imports only the standard library's early
+// packages, ready before fyne.io/fyne/v2/lang, github.com/kardianos/service
+// and the rest, which wait for text/template. Only the desktop build imports
+// it. On Windows the desktop build first attaches to its terminal's
+// console (in package main's init), so main calls Run.
+package handoff
 
 import (
 	"debug/buildinfo"
@@ -9,7 +21,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 )
@@ -18,7 +29,11 @@ import (
 // every package installs them.
 const headlessName = "mcptray-headless"
 
-// handOff runs a command-line command (anything but the desktop app) in the
+// tried says Run has run (it acts once: in init on Unix, from main on
+// Windows).
+var tried bool
+
+// Run runs a command-line command (anything but the desktop app) in the
 // headless build when it sits beside this binary and is of the same
 // version: it starts in a fraction of the desktop build's time and memory
 // (no Fyne, no GUI libraries), which counts for every bridge an AI client
@@ -27,7 +42,13 @@ const headlessName = "mcptray-headless"
 // false when the command is to run here: the desktop app, no headless build
 // beside this one (a build from source), or one that does not match (then it
 // says why, once, on stderr).
-func handOff(args []string, stderr io.Writer) (code int, handed bool) {
+//
+// It acts once per process: a second call returns false.
+func Run(args []string, stderr io.Writer) (code int, handed bool) {
+	if tried {
+		return 0, false
+	}
+	tried = true
 	if wantsDesktop(args) || os.Getenv("MCPTRAY_NO_HANDOFF") == "1" {
 		return 0, false
 	}
@@ -35,7 +56,8 @@ func handOff(args []string, stderr io.Writer) (code int, handed bool) {
 	if err != nil {
 		return 0, false
 	}
-	headless := filepath.Join(filepath.Dir(self), headlessName+filepath.Ext(self))
+	dir := self[:strings.LastIndexAny(self, `/\`)+1]
+	headless := dir + headlessName + exeSuffix
 	if why := mismatch(headless); why != "" {
 		if why != "absent" {
 			fmt.Fprintf(stderr, "mcptray: not handing this command to %s (%s); running it in the desktop build, which starts slower\n", headless, why)

@@ -1,11 +1,19 @@
-//go:build unix && !nogui
+//go:build unix
 
-package main
+package handoff
 
 import (
 	"os"
 	"syscall"
 )
+
+const exeSuffix = ""
+
+func init() {
+	if code, handed := Run(os.Args[1:], os.Stderr); handed {
+		os.Exit(code)
+	}
+}
 
 // execHeadless replaces this process with the headless build: no second
 // process, and the caller (a shell, an AI client holding the bridge's pipes)

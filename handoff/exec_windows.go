@@ -1,6 +1,4 @@
-//go:build windows && !nogui
-
-package main
+package handoff
 
 import (
 	"errors"
@@ -8,6 +6,8 @@ import (
 	"os/exec"
 	"os/signal"
 )
+
+const exeSuffix = ".exe"
 
 // execHeadless runs the headless build as a child on this process's streams
 // and returns its exit code (Windows has no exec). Ctrl+C reaches both, as
