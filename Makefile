@@ -102,7 +102,10 @@ DIST_CACHE ?= $(HOME)/.cache/mcptray-dist
 GORELEASER := $(DIST_CACHE)/goreleaser-$(GORELEASER_VERSION)/goreleaser
 dist: deps-dist $(GORELEASER)
 	rm -rf dist build/docs build/assets rsrc_windows_amd64.syso
-	$(GORELEASER) release --snapshot --clean --skip=publish
+	@# GoReleaser reads the commit only where `git ls-remote --get-url`
+	@# answers: a checkout with no remote gets one for this command alone.
+	$(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR)) \
+	  $(GORELEASER) release --snapshot --clean --skip=publish
 	@# GoReleaser has no MSI (that is its Pro edition): wixl makes it from
 	@# the Windows builds GoReleaser made, then checksums.txt gets its line.
 	@set -e; v=$$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json); \
