@@ -15,57 +15,65 @@
 #      desktop app under Xvfb read back over D-Bus (its tray menu); then
 #      `apt purge` and autoremove leave none of the package's files.
 #      DIST_TEST_CHROOT=0 skips this part.
+# DIST names the folder (default dist); DIST_TEST_WINDOWS=0 leaves out the
+# Windows artefacts (a machine without mingw-w64 or wixl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+D=${DIST:-dist}
+win=${DIST_TEST_WINDOWS:-1}
 
 fail() { echo "dist-test: FAIL: $*" >&2; exit 1; }
 step() { echo "== dist-test: $*"; }
 
 shopt -s nullglob
-debs=(dist/mcptray_*_amd64.deb); rpms=(dist/mcptray-*.x86_64.rpm); msis=(dist/mcptray_*_windows_amd64.msi)
-[ ${#debs[@]} = 1 ] || fail "want one dist/mcptray_*_amd64.deb, have ${#debs[@]} (run make dist)"
-[ ${#rpms[@]} = 1 ] || fail "want one dist/mcptray-*.x86_64.rpm, have ${#rpms[@]}"
-[ ${#msis[@]} = 1 ] || fail "want one dist/mcptray_*_windows_amd64.msi, have ${#msis[@]}"
-deb=${debs[0]} rpm=${rpms[0]} msi=${msis[0]}
+debs=($D/mcptray_*_amd64.deb); rpms=($D/mcptray-*.x86_64.rpm); msis=($D/mcptray_*_windows_amd64.msi)
+[ ${#debs[@]} = 1 ] || fail "want one $D/mcptray_*_amd64.deb, have ${#debs[@]} (run make dist)"
+[ ${#rpms[@]} = 1 ] || fail "want one $D/mcptray-*.x86_64.rpm, have ${#rpms[@]}"
+[ "$win" = 0 ] || [ ${#msis[@]} = 1 ] || fail "want one $D/mcptray_*_windows_amd64.msi, have ${#msis[@]}"
+deb=${debs[0]} rpm=${rpms[0]} msi=${msis[0]:-}
 version=$(dpkg-deb -f "$deb" Version)
 
 step "artefacts of $version"
-for f in "mcptray_${version}_linux_amd64.tar.gz" "mcptray_${version}_windows_amd64.zip" \
-  "mcptray-headless_${version}_linux_arm64.tar.gz" "mcptray-headless_${version}_darwin_amd64.tar.gz" \
-  "mcptray-headless_${version}_darwin_arm64.tar.gz" "mcptray_${version}_windows_amd64.msi" checksums.txt; do
-  [ -s "dist/$f" ] || fail "dist/$f missing"
+want=("mcptray_${version}_linux_amd64.tar.gz" "mcptray-headless_${version}_linux_arm64.tar.gz" "mcptray-headless_${version}_darwin_amd64.tar.gz"
+  "mcptray-headless_${version}_darwin_arm64.tar.gz" checksums.txt)
+[ "$win" = 0 ] || want+=("mcptray_${version}_windows_amd64.zip" "mcptray_${version}_windows_amd64.msi")
+for f in "${want[@]}"; do
+  [ -s "$D/$f" ] || fail "$D/$f missing"
 done
 (cd dist && sha256sum --quiet -c checksums.txt) || fail "checksums.txt does not match"
-for f in dist/*.deb dist/*.rpm dist/*.tar.gz dist/*.zip dist/*.msi; do
-  grep -q "  ${f#dist/}\$" dist/checksums.txt || fail "checksums.txt has no line for ${f#dist/}"
+for f in "$D"/*.deb "$D"/*.rpm "$D"/*.tar.gz "$D"/*.zip "$D"/*.msi; do
+  grep -q "  ${f#"$D"/}\$" "$D/checksums.txt" || fail "checksums.txt has no line for ${f#"$D"/}"
 done
-ls -l dist/*.deb dist/*.rpm dist/*.tar.gz dist/*.zip dist/*.msi dist/checksums.txt
+ls -l "$D"/*.deb "$D"/*.rpm "$D"/*.tar.gz "$D"/*.zip "$D"/*.msi "$D/checksums.txt"
 
 step "linux archive"
-list=$(tar tzf "dist/mcptray_${version}_linux_amd64.tar.gz" | sed 's|^[^/]*/||')
+list=$(tar tzf "$D/mcptray_${version}_linux_amd64.tar.gz" | sed 's|^[^/]*/||')
 for f in mcptray mcptray-headless share/applications/dev.mcptray.app.desktop share/icons/hicolor/256x256/apps/dev.mcptray.app.png \
   lib/systemd/user/mcptray.service share/mcptray/mcptray-autostart.desktop share/bash-completion/completions/mcptray \
   share/zsh/site-functions/_mcptray share/fish/vendor_completions.d/mcptray.fish share/man/man1/mcptray.1.gz share/man/man1/mcptray-check.1.gz; do
   grep -qx "$f" <<<"$list" || fail "the linux tar.gz has no $f"
 done
 for a in linux_arm64 darwin_amd64 darwin_arm64; do
-  l=$(tar tzf "dist/mcptray-headless_${version}_$a.tar.gz")
+  l=$(tar tzf "$D/mcptray-headless_${version}_$a.tar.gz")
   grep -q '/mcptray-headless$' <<<"$l" || fail "mcptray-headless_$a.tar.gz has no mcptray-headless"
   ! grep -q '/mcptray$' <<<"$l" || fail "mcptray-headless_$a.tar.gz has a desktop build"
 done
-zl=$(unzip -Z1 "dist/mcptray_${version}_windows_amd64.zip")
+if [ "$win" != 0 ]; then
+zl=$(unzip -Z1 "$D/mcptray_${version}_windows_amd64.zip")
 grep -qx 'mcptray.exe' <<<"$zl" && grep -qx 'mcptray-headless.exe' <<<"$zl" || fail "the zip lacks mcptray.exe or mcptray-headless.exe:"$'\n'"$zl"
+fi
 
 step "both builds stamped, the .exe files carry icon and version"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-tar xzf "dist/mcptray_${version}_linux_amd64.tar.gz" -C "$tmp"
+tar xzf "$D/mcptray_${version}_linux_amd64.tar.gz" -C "$tmp"
 bin=$(echo "$tmp"/mcptray_*)
 MCPTRAY_NO_HANDOFF=1 "$bin/mcptray" version --json | tee "$tmp/v.json"
 grep -q "\"version\": \"$version\"" "$tmp/v.json" && grep -q '"build": "desktop"' "$tmp/v.json" && grep -q '"commit": "[0-9a-f]\{40\}"' "$tmp/v.json" \
   || fail "the desktop build's version --json"
 "$bin/mcptray-headless" version | grep -q "^mcptray $version (headless build, commit [0-9a-f]\{40\}, built " || fail "the headless build's version"
 "$bin/mcptray" version | grep -q "^mcptray $version (headless build" || fail "mcptray version beside mcptray-headless did not run in the headless build"
-unzip -q -o "dist/mcptray_${version}_windows_amd64.zip" mcptray.exe mcptray-headless.exe -d "$tmp/win"
+if [ "$win" != 0 ]; then
+unzip -q -o "$D/mcptray_${version}_windows_amd64.zip" mcptray.exe mcptray-headless.exe -d "$tmp/win"
 for exe in "$tmp"/win/*.exe; do
   # The version resource is UTF-16: look for ProductVersion and the version.
   python3 - "$exe" "$version" <<'EOF' || fail "$exe has no icon or version resource"
@@ -79,6 +87,7 @@ if b'\x89PNG' not in data:
 EOF
 done
 objdump -x "$tmp/win/mcptray.exe" | grep -q 'subsystem.*Windows GUI\|Subsystem.*00000002' || fail "mcptray.exe is not a GUI program"
+fi
 
 step "declared libraries against what the desktop build links"
 needed=$(objdump -p "$bin/mcptray" | awk '/NEEDED/ {print $2}' | sort)
@@ -108,6 +117,7 @@ done
 wc -l < "$tmp/rpm.txt" | sed 's/$/ files in the .rpm/'
 echo "$rpmreq" | grep -v '^rpmlib('
 
+if [ "$win" != 0 ]; then
 step "msiinfo $msi"
 msiinfo export "$msi" File | tee "$tmp/file.idt"
 msiinfo export "$msi" Shortcut | tee "$tmp/shortcut.idt"
@@ -116,6 +126,7 @@ grep -q 'mcptray.exe' "$tmp/file.idt" && grep -q 'mcptray-headless.exe' "$tmp/fi
 grep -q '^StartMenuShortcut.*ProgramMenuFolder' "$tmp/shortcut.idt" || fail "the MSI has no Start menu shortcut"
 grep -q '^LoginShortcut.*StartupFolder.*gui --hide' "$tmp/shortcut.idt" || fail "the MSI has no run-at-login shortcut"
 grep -q '^Autostart.*1000' "$tmp/feature.idt" || fail "the run-at-login entry is not an optional feature"
+fi
 
 if [ "${DIST_TEST_CHROOT:-1}" = 0 ]; then
   echo "dist-test: DIST_TEST_CHROOT=0: the install into a clean Debian 12 is skipped"
