@@ -40,7 +40,7 @@ want=("mcptray_${version}_linux_amd64.tar.gz" "mcptray-headless_${version}_linux
 for f in "${want[@]}"; do
   [ -s "$D/$f" ] || fail "$D/$f missing"
 done
-(cd dist && sha256sum --quiet -c checksums.txt) || fail "checksums.txt does not match"
+(cd "$D" && sha256sum --quiet -c checksums.txt) || fail "checksums.txt does not match"
 for f in "$D"/*.deb "$D"/*.rpm "$D"/*.tar.gz "$D"/*.zip "$D"/*.msi; do
   grep -q "  ${f#"$D"/}\$" "$D/checksums.txt" || fail "checksums.txt has no line for ${f#"$D"/}"
 done
