@@ -104,7 +104,7 @@ for so in $needed; do
 done
 
 step "lintian $deb"
-lintian --fail-on error --display-level '>=warning' --show-overrides "$deb" | tee "$tmp/lintian.txt" || fail "lintian reports errors"
+lintian --fail-on error --display-level '>=warning' "$deb" | tee "$tmp/lintian.txt" || fail "lintian reports errors"
 
 step "rpm -qpl / -qpR"
 rpm -qpl "$rpm" > "$tmp/rpm.txt"
