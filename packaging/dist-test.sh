@@ -200,7 +200,7 @@ grep -q demo "$tmp/out.txt" || fail "mcptray check did not check the demo"
 
 step "inside: mcptray connect demo, answering a go-sdk client"
 CGO_ENABLED=0 go build -o "$root/usr/local/bin/mcpprobe" ./packaging/mcpprobe
-as_user mcpprobe mcptray connect demo | tee "$tmp/out.txt" || fail "mcptray connect demo"
+as_user /usr/local/bin/mcpprobe mcptray connect demo | tee "$tmp/out.txt" || fail "mcptray connect demo"
 grep -q '^echo: hello from mcpprobe' "$tmp/out.txt" || fail "connect demo: no echo"
 as_user mcptray status || true
 stop_inside # the daemon connect started
