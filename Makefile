@@ -6,12 +6,13 @@ GO         ?= go
 BIN        := bin/mcptray
 HEADLESS_BIN := bin/mcptray-headless
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS    := -X mcptray/app.Version=$(VERSION)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS    := -X mcptray/app.Version=$(VERSION) -X mcptray/app.Commit=$(COMMIT)
 export MCPTRAY_TEST_SERVERS := $(CURDIR)/.testservers/node_modules
 export MCPTRAY_TEST_TOOLS := $(CURDIR)/.testtools/node_modules
 export MCPTRAY_TEST_CLIENTS := $(CURDIR)/.testclients/node_modules
 
-.PHONY: run build test test-windows test-clients cross lint bench fuzz package deps-build deps-test deps-npm deps-tools deps-clients clean
+.PHONY: run build test test-windows test-clients cross lint bench fuzz package dist dist-test deps-build deps-test deps-npm deps-tools deps-clients deps-dist clean
 
 run: deps-build build
 	./$(BIN)
@@ -39,6 +40,11 @@ test: deps-test deps-npm deps-tools deps-clients
 	@# with a bare "context deadline exceeded" as a -fuzztime duration ends
 	@# (golang/go#75804, fixed in Go 1.27); a count has no deadline to race.
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
+	@# The release packages, installed into a clean Debian 12: where the
+	@# machine allows (root, Debian's apt), else say why not.
+	@if [ "$${MCPTRAY_TEST_DIST:-1}" = 0 ]; then echo "== dist-test: skipped (MCPTRAY_TEST_DIST=0)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then $(MAKE) --no-print-directory dist dist-test; \
+	else echo "== dist-test: skipped: needs root and apt-get (debootstrap, chroot); run make dist dist-test as root"; fi
 
 # Only the tests that drive the real AI clients (Claude Code, Gemini CLI,
 # Codex, GitHub Copilot CLI, Qwen Code and mcp-remote from npm, pinned in
@@ -97,6 +103,41 @@ package: deps-build
 	@if [ "$(PKG_OS)" = darwin ]; then $(GO) run ./packaging/plistmerge mcptray.app/Contents/Info.plist packaging/Info.plist.fragment; fi
 	@ls -l mcptray.tar.xz mcptray.app mcptray.exe 2>/dev/null || true
 
+# `make dist`: every release artefact in dist/ from this commit, with
+# GoReleaser (.goreleaser.yaml; built once into $(DIST_CACHE)): .deb, .rpm
+# and .tar.gz for Linux amd64 (both builds), headless .tar.gz for Linux arm64
+# and macOS, .zip and .msi for Windows, checksums.txt. See packaging/README.md.
+# `make dist-test` checks them and installs the .deb into a clean Debian 12.
+GORELEASER_VERSION := v2.15.1
+DIST_CACHE ?= $(HOME)/.cache/mcptray-dist
+GORELEASER := $(DIST_CACHE)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+dist: deps-dist $(GORELEASER)
+	rm -rf dist build/docs build/assets rsrc_windows_amd64.syso
+	@# GoReleaser reads the commit only where `git ls-remote --get-url`
+	@# answers: a checkout with no remote gets one for this command alone.
+	$(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR)) \
+	  $(GORELEASER) release --snapshot --clean --skip=publish
+	@# GoReleaser has no MSI (that is its Pro edition): wixl makes it from
+	@# the Windows builds GoReleaser made, then checksums.txt gets its line.
+	@set -e; v=$$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json); \
+	  win=$$(dirname $$(ls dist/desktop-windows_windows_amd64*/mcptray.exe)); \
+	  hwin=$$(dirname $$(ls dist/headless-windows_windows_amd64*/mcptray-headless.exe)); \
+	  mkdir -p build/msi && cp $$win/mcptray.exe $$hwin/mcptray-headless.exe build/msi/; \
+	  wixl -a x64 -D Version=$$(echo $$v | sed 's/[-~+].*//') -D BinDir=build/msi -D IconFile=build/assets/mcptray.ico \
+	    -o dist/mcptray_$${v}_windows_amd64.msi packaging/windows/mcptray.wxs; \
+	  (cd dist && sha256sum mcptray_$${v}_windows_amd64.msi >> checksums.txt)
+	rm -f rsrc_windows_amd64.syso
+	@ls -l dist/*.deb dist/*.rpm dist/*.tar.gz dist/*.zip dist/*.msi dist/checksums.txt
+
+$(GORELEASER):
+	GOFLAGS= GOBIN=$(dir $@) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+dist-test: deps-dist
+	./packaging/dist-test.sh
+
+deps-dist:
+	@./packaging/ensure-deps.sh dist
+
 # Ratios against baselines measured in the same run (see packaging/bench).
 bench: deps-test deps-npm build
 	$(GO) build -o bin/mcptray-bench ./packaging/bench
@@ -119,4 +160,4 @@ deps-clients:
 	@./packaging/ensure-deps.sh clients
 
 clean:
-	rm -rf bin .testservers .testtools .testclients mcptray.tar.xz mcptray.app mcptray.exe
+	rm -rf bin dist build rsrc_windows_amd64.syso .testservers .testtools .testclients mcptray.tar.xz mcptray.app mcptray.exe

@@ -13,5 +13,6 @@ import (
 )
 
 func main() {
+	handOffFirst()
 	os.Exit(app.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Desktop: desktop}))
 }

@@ -69,6 +69,9 @@ func TestDesktopBuildCommandsQuietUnderCLocale(t *testing.T) {
 		{"LC_MESSAGES=POSIX.UTF-8"},
 	} {
 		t.Run(strings.Join(env, ","), func(t *testing.T) {
+			// The desktop build's own commands: not handed to the headless
+			// build beside it.
+			env := append(env, "MCPTRAY_NO_HANDOFF=1")
 			cmd := exec.Command(desktop, "serve-demo")
 			cmd.Env = append(localeFree(), env...)
 			cmd.Stdin = strings.NewReader("")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -14,13 +13,13 @@ import (
 )
 
 func init() {
-	register(&command{name: "version", summary: "print mcptray's version", flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+	register(&command{name: "version", summary: "print mcptray's version, commit, build date and build (desktop or headless)", flags: func(fs *flag.FlagSet) func(context.Context, *Env, []string) error {
+		asJSON := fs.Bool("json", false, "print a JSON object: version, commit, date, build, go, os, arch")
 		return func(_ context.Context, env *Env, args []string) error {
 			if len(args) > 0 {
 				return usagef("takes no arguments")
 			}
-			fmt.Fprintf(env.Stdout, "mcptray %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
+			return printVersion(env.Stdout, versionInfo(env), *asJSON)
 		}
 	}})
 	register(&command{

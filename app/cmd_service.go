@@ -230,7 +230,7 @@ func newKardianosService(env *Env, cfg string) (userService, error) {
 	desc, ok := userServiceSystems[sys.String()]
 	if !ok {
 		return nil, fmt.Errorf("%w: this system's service manager is %s, which runs services for the whole machine, not per user; "+
-			"start `mcptray daemon` from your session instead (packaging/mcptray-daemon.desktop is an XDG autostart entry for it)",
+			"start `mcptray daemon` from your session instead: copy /usr/share/mcptray/mcptray-daemon.desktop (packages) or packaging/mcptray-daemon.desktop (source) to ~/.config/autostart/",
 			ErrNoUserServices, sys.String())
 	}
 	s, err := service.New(nil, serviceConfig(env, cfg))

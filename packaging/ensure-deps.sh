@@ -8,6 +8,8 @@
 #   ensure-deps.sh clients the real AI clients (Claude Code, Gemini CLI, Codex,
 #                          GitHub Copilot CLI, Qwen Code)
 #                          from npm into .testclients/, pinned in testdata/clients
+#   ensure-deps.sh dist    build + mingw-w64, wixl and msitools for `make dist`,
+#                          lintian, rpm and debootstrap for `make dist-test`
 # Debian packages are installed with apt-get when running as root or with
 # password-less sudo; otherwise the exact command is printed and it stops.
 set -euo pipefail
@@ -97,11 +99,16 @@ clients_install() {
   done
 }
 
+# wixl makes the MSI, msitools reads it back; lintian and rpm check the
+# packages, debootstrap makes the clean Debian 12 the .deb is installed in.
+dist_pkgs=(gcc-mingw-w64-x86-64 wixl msitools lintian rpm debootstrap binutils unzip python3)
+
 case "${1:-build}" in
   build) apt_install "${build_pkgs[@]}" ;;
   test) apt_install "${build_pkgs[@]}" "${test_pkgs[@]}" ;;
   npm) npm_install .testservers testdata/npm/package.json "test MCP servers" ;;
   tools) npm_install .testtools testdata/npm-tools/package.json "the MCP conformance suite and Node 22" ;;
   clients) clients_install ;;
-  *) echo "usage: $0 build|test|npm|tools|clients" >&2; exit 2 ;;
+  dist) apt_install "${build_pkgs[@]}" "${dist_pkgs[@]}" ;;
+  *) echo "usage: $0 build|test|npm|tools|clients|dist" >&2; exit 2 ;;
 esac

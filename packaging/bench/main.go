@@ -6,6 +6,9 @@
 // (it reads /proc and the tray over D-Bus): the package builds on Unix only.
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
+//	                          (-check-only: the desktop build handing off to the headless
+//	                          one beside it vs the headless build, target ≤ 1.15x, and
+//	                          not handing off vs the bare client)
 //	call, demo server add     vs a bare go-sdk client (connect + tools/call)   target ≤ 1.15x
 //	                          (and the headless build's call, with -headless)
 //	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
@@ -60,6 +63,7 @@ func main() {
 	memOnly := flag.Bool("memory-only", false, "measure only the GUI's memory against the Fyne floor")
 	headless := flag.String("headless", "", "the headless build (-tags nogui) to measure call with too (\"\": not measured)")
 	callOnly := flag.Bool("call-only", false, "measure only the call rows")
+	checkOnly := flag.Bool("check-only", false, "measure only the check rows (1 demo server: the desktop build handing off, without, and the headless build)")
 	memWait := flag.Duration("mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
 	gatewayOnly := flag.Bool("gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
 	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
@@ -130,6 +134,30 @@ func main() {
 	if !*callOnly {
 		a, b = pair(*runs, env, checkOne, bare)
 		row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
+	}
+	if *checkOnly {
+		// The packaged layout: the desktop build hands the command (and the
+		// demo server it starts, the same binary) to the headless build
+		// beside it. Against the headless build's own check, and the
+		// desktop build kept from handing off, as it was before.
+		if *headless != "" {
+			h, err := filepath.Abs(*headless)
+			check(err)
+			hOne := writeConfig(dir, "one-headless.toml", demoServers(h, 1))
+			a, b = pair(*runs, env, checkOne, []string{h, "check", "--config", hOne})
+			row("check, 1 demo server, desktop build handing off vs the headless build", a, b, 1.15)
+		}
+		noHandoff := append(slices.Clone(env), "MCPTRAY_NO_HANDOFF=1")
+		var ta, tb []time.Duration
+		for range *runs {
+			ta = append(ta, timeRun(noHandoff, checkOne))
+			tb = append(tb, timeRun(noHandoff, bare))
+		}
+		row("check, 1 demo server, desktop build not handing off (MCPTRAY_NO_HANDOFF=1) vs bare go-sdk client", median(ta), median(tb), 0)
+		if failed {
+			os.Exit(1)
+		}
+		return
 	}
 
 	a, b = callBench(self, *bin, *bin, env, *runs)
