@@ -244,7 +244,7 @@ done
 echo "no tray on the session bus after 60 s"; kill $pid; exit 1
 EOF
 as_user xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh /tmp/tray.sh > "$tmp/tray.txt" 2>&1 || { cat "$tmp/tray.txt"; fail "the desktop app's tray"; }
-grep -o "'label': <'[^']*'>" "$tmp/tray.txt" | head -20
-grep -q "'label': <'Quit'>\|'label': <'Quit mcptray'>" "$tmp/tray.txt" || { cat "$tmp/tray.txt"; fail "the tray menu has no Quit"; }
+grep -o "'label': <'[^']*'>" "$tmp/tray.txt"
+grep -q "'label': <'Quit" "$tmp/tray.txt" || { cat "$tmp/tray.txt"; fail "the tray menu has no Quit"; }
 grep -q demo "$tmp/tray.txt" || { cat "$tmp/tray.txt"; fail "the tray menu does not show the demo server"; }
 step "all passed"
