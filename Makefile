@@ -40,9 +40,11 @@ test: deps-test deps-npm deps-tools deps-clients
 	@# with a bare "context deadline exceeded" as a -fuzztime duration ends
 	@# (golang/go#75804, fixed in Go 1.27); a count has no deadline to race.
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=20000x
-	@# The release packages, installed into a clean Debian 12: where the
-	@# machine allows (root, Debian's apt), else say why not.
-	@if [ "$${MCPTRAY_TEST_DIST:-1}" = 0 ]; then echo "== dist-test: skipped (MCPTRAY_TEST_DIST=0)"; \
+	@# The release packages, installed into a clean Debian 12: asked for
+	@# with MCPTRAY_TEST_DIST=1, as root with Debian's apt. Not yet by
+	@# default: a release build with the Windows desktop app has not yet
+	@# run to its end within CI's time, so it would put every landing at risk.
+	@if [ "$${MCPTRAY_TEST_DIST:-0}" = 0 ]; then echo "== dist-test: not run (MCPTRAY_TEST_DIST=1 runs make dist dist-test)"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then $(MAKE) --no-print-directory dist dist-test; \
 	else echo "== dist-test: skipped: needs root and apt-get (debootstrap, chroot); run make dist dist-test as root"; fi
 
