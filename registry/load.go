@@ -58,7 +58,12 @@ func (c *Config) HasErrors() bool {
 // they become Diagnostics, and a bad server entry is kept with Invalid set so
 // the others still load and run.
 func Load(path string) (*Config, error) {
-	data, err := ReadFile(path)
+	return loadWith(path, ReadFile)
+}
+
+// loadWith is Load reading the file with read.
+func loadWith(path string, read func(string) ([]byte, error)) (*Config, error) {
+	data, err := read(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

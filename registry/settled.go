@@ -76,13 +76,5 @@ func sameRead(a snapshot, aErr error, b snapshot, bErr error) bool {
 // LoadSettled is [Load] reading the file with [ReadSettled]: what a reload
 // and a file watcher use, so that a save in progress is never applied.
 func LoadSettled(path string) (*Config, error) {
-	data, err := ReadSettled(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	cfg, err := Parse(path, data)
-	if cfg != nil {
-		cfg.onDisk = true
-	}
-	return cfg, err
+	return loadWith(path, ReadSettled)
 }
