@@ -464,6 +464,12 @@ func (f *family) close() {
 	track.remove(f)
 	f.mu.Unlock()
 	f.cg.remove()
+	if subreaper {
+		// A member that became a zombie while the family still claimed
+		// it was skipped by the reaper of inherited children, and its
+		// SIGCHLD is spent: reap what is no one's now.
+		reapOrphans()
+	}
 }
 
 // followHeirs is called after a leader exited cleanly: the descendants that
