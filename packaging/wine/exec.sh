@@ -13,10 +13,16 @@ bound=${MCPTRAY_WINE_PKG_TIMEOUT:-10m}
 case $bound in *m) secs=$(( ${bound%m} * 60 + 60 ));; *s) secs=$(( ${bound%s} + 60 ));; *) secs=660;; esac
 # The host's temporary folders (go test points TMPDIR at GOTMPDIR) are not
 # paths inside the system: Wine's own (C:\users\root\Temp) are used instead.
+# The output goes to a file, not to go test's pipe: a Wine process that
+# outlives the test binary (wineserver, a service) would otherwise hold the
+# pipe open, and go test fails the package with "Test I/O incomplete".
+out=$(mktemp "${TMPDIR:-/tmp}/mcptray-wine-out.XXXXXX")
 unset TMPDIR TMP TEMP GOTMPDIR
 timeout -k 10 "$secs" chroot "$MCPTRAY_WINE_ROOT" /bin/sh -c 'cd "$0" && exec /usr/bin/env $MCPTRAY_WINE_ENV MCPTRAY_TEST_WINE=1 /usr/lib/wine/wine64 "$@"' \
-	"$PWD" "$inner" "$@"
+	"$PWD" "$inner" "$@" >"$out" 2>&1 </dev/null
 rc=$?
+cat "$out"
+rm -f "$out"
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "FAIL: $(basename "$exe" .exe) did not end within $secs s under Wine (killed)" >&2
 fi

@@ -210,11 +210,13 @@ if [ -n "${DESKTOP_EXE:-}" ]; then
 	rm -rf "$d" && mkdir -p "$d"
 	winexe="Z:$(echo "$exe" | tr / '\\')"
 	printf "[servers.demo]\ncommand = '%s'\nargs = [\"serve-demo\"]\n" "$winexe" >"$d/servers.toml"
-	desk() { in_root /bin/sh -c 'cd /tmp/mcptray-desktop && exec timeout -k 10 120 /usr/lib/wine/wine64 "$@"' sh "$exe" "$@" </dev/null; }
+	# MCPTRAY_NO_HANDOFF: the desktop build runs the command itself, not
+	# the headless build beside it.
+	desk() { in_root /bin/sh -c 'cd /tmp/mcptray-desktop && exec env MCPTRAY_NO_HANDOFF=1 timeout -k 10 120 /usr/lib/wine/wine64 "$@"' sh "$exe" "$@" </dev/null; }
 	drc=0
 	out=$(desk version 2>&1) || drc=$?
 	echo "$out"
-	if [ "$drc" != 0 ] || ! echo "$out" | grep -q "^mcptray .*windows/amd64"; then
+	if [ "$drc" != 0 ] || ! echo "$out" | grep -q "^mcptray .*desktop build.*windows/amd64"; then
 		echo "FAIL: mcptray.exe version (exit $drc)"; rc=1
 	fi
 	drc=0
