@@ -76,7 +76,7 @@ func loadWith(path string, read func(string) ([]byte, error)) (*Config, error) {
 
 // Known keys, for unknown-key warnings.
 var (
-	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port"}
+	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "approve_new_servers"}
 	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "start", "autostart", "idle_stop", "share",
 		"restart", "disabled", "description"}
 )
@@ -88,6 +88,7 @@ type settingsDoc struct {
 	LogLimit       any `toml:"log_limit"`
 	LogLines       any `toml:"log_lines"`
 	GatewayPort    any `toml:"gateway_port"`
+	ApproveNew     any `toml:"approve_new_servers"`
 }
 
 // Parse is Load on bytes already read; path is used in messages only.
@@ -478,6 +479,13 @@ func parseSettings(d settingsDoc, bad func(field, msg string)) Settings {
 		} else {
 			s.GatewayPort = int(n)
 		}
+	}
+	if d.ApproveNew != nil {
+		b, ok := d.ApproveNew.(bool)
+		if !ok {
+			bad("approve_new_servers", "must be true or false, not "+tomlType(d.ApproveNew))
+		}
+		s.ApproveNewServers = b
 	}
 	return s
 }

@@ -67,6 +67,9 @@ func encodeSettings(st Settings) []byte {
 	if st.GatewayPort > 0 {
 		fmt.Fprintf(&b, "gateway_port = %d\n", st.GatewayPort)
 	}
+	if st.ApproveNewServers {
+		b.WriteString("approve_new_servers = true\n")
+	}
 	return b.Bytes()
 }
 

@@ -175,6 +175,9 @@ type Settings struct {
 	LogLimitLines  int   // stderr ring cap in lines
 	// GatewayPort is the 127.0.0.1 port of the gateway's HTTP endpoint.
 	GatewayPort int
+	// ApproveNewServers holds every tool of a server mcptray has not seen
+	// before until the person approves it (registry/tooltrust).
+	ApproveNewServers bool
 }
 
 // Defaults for [Settings].
