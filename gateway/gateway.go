@@ -51,6 +51,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/healthcheck"
+	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
 
@@ -92,6 +93,9 @@ type Options struct {
 	TraceFrames int
 	// Now is the clock of session times and latencies (default time.Now).
 	Now func() time.Time
+	// Trust is the store of approved tool definitions: a tool it holds
+	// reaches no session (trust.go). Nil: every tool passes.
+	Trust *tooltrust.Store
 }
 
 // Gateway relays client sessions to supervised servers. Create it with
@@ -176,16 +180,34 @@ func (g *Gateway) Trace(name string, f Frame) {
 func (g *Gateway) Run(ctx context.Context) error {
 	sweep := time.NewTicker(sweepEvery)
 	defer sweep.Stop()
+	var trustWG sync.WaitGroup
+	defer trustWG.Wait()
+	var trustCh <-chan struct{}
+	if g.opts.Trust != nil {
+		trustWG.Go(func() { g.followTrust(ctx) })
+	}
 	for {
 		ch := g.up.Watch()
+		if g.opts.Trust != nil {
+			trustCh = g.opts.Trust.Changed()
+		}
 		g.refreshSecrets()
 		for _, h := range g.allHubs() {
 			h.followUpstream(ctx)
 			h.clients() // forgets HTTP sessions that ended
+			if g.opts.Trust != nil {
+				h.holdsChanged()
+			}
 		}
 		select {
 		case <-ch:
+		case <-trustCh:
 		case <-sweep.C:
+			if g.opts.Trust != nil {
+				if _, err := g.opts.Trust.Reload(); err != nil {
+					g.opts.Logger.Warn("re-reading the tool approvals failed", "error", err)
+				}
+			}
 		case <-ctx.Done():
 			g.end()
 			for _, h := range g.allHubs() {

@@ -46,9 +46,13 @@ type hub struct {
 	level    mcp.LoggingLevel                     // what upstream was last told ("" never)
 	upstream Upstream                             // the session last relayed to
 	tools    []string                             // the upstream's tool names, as last seen
+	held     []string                             // its tools held back, as sessions were last told (trust.go)
 	syncing  bool                                 // a followUpstream is running
 	done     map[*mcp.ClientSession]chan struct{} // closed when the session ends
 	trips    map[string]*roundTrip                // by requestState
+
+	trustOnce sync.Once
+	trustAs   string // the server its tools are trusted under (trust.go)
 
 	wg     sync.WaitGroup // followUpstream goroutines
 	tripWG sync.WaitGroup // round trips' upstream calls (mrtr.go)
@@ -230,6 +234,19 @@ func (h *hub) relay(next mcp.MethodHandler) mcp.MethodHandler {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		cl := h.client(ss)
 		switch {
+		case method == "tools/call":
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				if err := h.g.HeldError(h.trustName(), p.Name); err != nil {
+					return nil, err
+				}
+			}
+			return h.forward(ctx, cl, method, req.GetParams())
+		case method == "tools/list":
+			res, err := h.forward(ctx, cl, method, req.GetParams())
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				lr.Tools = h.g.OfferedTools(h.trustName(), lr.Tools)
+			}
+			return res, err
 		case relayed[method]:
 			return h.forward(ctx, cl, method, req.GetParams())
 		case method == "logging/setLevel":

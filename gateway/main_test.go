@@ -63,7 +63,15 @@ func serveTestServer() {
 		srv.AddReceivingMiddleware(demo.RefuseInitialize)
 		addInputTools(srv)
 	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+	// GATEWAY_TEST_DESC names a file: when it exists, echo's description
+	// is what it holds (a tool that changes across a restart).
+	echoDesc := ""
+	if f := os.Getenv("GATEWAY_TEST_DESC"); f != "" {
+		if b, err := os.ReadFile(f); err == nil {
+			echoDesc = string(b)
+		}
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: echoDesc}, func(_ context.Context, _ *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
 		return text(in.Message), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -278,6 +286,12 @@ func newEnvWith(t testing.TB, tune func(*supervisor.Options), extraEnv ...string
 // newEnvServer is newEnvWith with the server's entry edited too.
 func newEnvServer(t testing.TB, tune func(*supervisor.Options), tuneServer func(*registry.Server), extraEnv ...string) *env {
 	t.Helper()
+	return newEnvAll(t, tune, tuneServer, nil, extraEnv...)
+}
+
+// newEnvAll is newEnvServer with the gateway's options too.
+func newEnvAll(t testing.TB, tune func(*supervisor.Options), tuneServer func(*registry.Server), gwOpts *gateway.Options, extraEnv ...string) *env {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +318,7 @@ func newEnvServer(t testing.TB, tune func(*supervisor.Options), tuneServer func(
 	}
 	sup := supervisor.New([]*registry.Server{srv}, so)
 	mu.Lock()
-	gw = gateway.New(sup, nil)
+	gw = gateway.New(sup, gwOpts)
 	mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -227,11 +227,13 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 		}
 	}
 	var names []string
-	if rep := up.Report(); rep != nil {
+	rep := up.Report()
+	if rep != nil {
 		for _, t := range rep.Tools {
 			names = append(names, t.Name)
 		}
 	}
+	h.observeReport(rep)
 	slices.Sort(names)
 	h.mu.Lock()
 	h.tools = names
