@@ -4,10 +4,13 @@ package gateway_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/gateway"
+	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
 
@@ -53,4 +56,32 @@ func BenchmarkRelay(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkListTools is a tools/list through the gateway, without a trust
+// store and with one (every listed definition recorded, held ones left
+// out).
+func BenchmarkListTools(b *testing.B) {
+	for _, withTrust := range []bool{false, true} {
+		name := "no-trust-store"
+		var opts *gateway.Options
+		if withTrust {
+			name = "trust-store"
+			st, err := tooltrust.Open(filepath.Join(b.TempDir(), tooltrust.FileName), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			opts = &gateway.Options{Trust: st}
+		}
+		b.Run(name, func(b *testing.B) {
+			e := newEnvAll(b, nil, nil, opts)
+			cs := e.connect(nil, "bench")
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := cs.ListTools(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -98,11 +98,15 @@ func (c *call) hasRoots() bool {
 }
 
 func newHub(g *Gateway, name string) *hub {
-	return &hub{
+	h := &hub{
 		g: g, name: name, trace: newTraceRing(g.opts.TraceFrames),
 		sessions: map[*mcp.ServerSession]*client{}, progress: map[string]*call{},
 		elicits: map[string]*client{}, subs: map[string]int{}, trips: map[string]*roundTrip{},
 	}
+	if g.opts.Trust != nil {
+		h.held = g.opts.Trust.HeldTools(name) // what its first sessions are offered
+	}
+	return h
 }
 
 // frontFor returns the front for the upstream as it is now, waiting for

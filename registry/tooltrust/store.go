@@ -2,6 +2,7 @@ package tooltrust
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,10 +57,14 @@ type Store struct {
 	now     func() time.Time
 	holdNew atomic.Bool
 
-	mu      sync.Mutex // protects doc, last and changed; held across the file's lock and write
+	mu      sync.Mutex // protects doc, last, changed and observed; held across the file's lock and write
 	doc     *document
 	last    []byte // the file as last read or written (nil: none)
 	changed chan struct{}
+	// observed is, by server, the digest of the definitions last observed
+	// when they changed nothing: the same list again (every tools/list)
+	// is not looked at twice. Cleared at every change of doc.
+	observed map[string][sha256.Size]byte
 
 	// held is what [Store.Held] reads without the lock: server → tool →
 	// hold, replaced (never changed) by every change.
@@ -175,6 +180,7 @@ func (s *Store) reloadLocked() (bool, error) {
 		return false, err
 	}
 	s.doc, s.last = doc, data
+	clear(s.observed)
 	s.publishLocked()
 	return true, nil
 }
@@ -269,6 +275,7 @@ func (s *Store) update(change func(doc *document) (bool, error)) error {
 		return err
 	}
 	s.doc, s.last = doc, written
+	clear(s.observed)
 	s.publishLocked()
 	return nil
 }
@@ -298,6 +305,19 @@ type seen struct {
 // changed. A definition that is not a JSON object with a name is an error
 // naming it, and nothing is recorded.
 func (s *Store) Observe(server string, defs []json.RawMessage) error {
+	h := sha256.New()
+	for _, d := range defs {
+		h.Write(d)
+		h.Write([]byte{0})
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	s.mu.Lock()
+	same := s.observed[server] == key
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
 	var tools []seen
 	for i, def := range defs {
 		c, err := Canonical(def)
@@ -315,6 +335,12 @@ func (s *Store) Observe(server string, defs []json.RawMessage) error {
 	holdNew := s.holdNew.Load()
 	s.mu.Lock()
 	dirty := observe(s.doc.only(server), server, tools, holdNew, s.now())
+	if !dirty {
+		if s.observed == nil {
+			s.observed = map[string][sha256.Size]byte{}
+		}
+		s.observed[server] = key
+	}
 	s.mu.Unlock()
 	if !dirty {
 		return nil
