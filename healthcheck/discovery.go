@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/registry/tooltrust"
 )
 
 // maxPages stops a server that hands out cursors forever.
@@ -108,6 +111,9 @@ func (s *Session) discover(ctx context.Context) error {
 			r.Diagnoses = append(r.Diagnoses, listFailed(lists[i].what, err))
 		}
 	}
+	if d := hiddenInstructions(r.Tools); d != nil {
+		r.Diagnoses = append(r.Diagnoses, *d)
+	}
 	if s.wire != nil {
 		if s.wire.endState().ended {
 			return exitedDuringHandshake(s.wire.stats(), false)
@@ -138,4 +144,38 @@ func paginate(ctx context.Context, page func(cursor string) (next string, err er
 		}
 	}
 	return fmt.Errorf("more than %d pages; stopped", maxPages)
+}
+
+// hiddenInstructions is the warning for tools whose definitions carry
+// signs of instructions a person does not see (tooltrust.Flags), nil when
+// none does.
+func hiddenInstructions(tools []Tool) *Diagnosis {
+	var evidence, names []string
+	for _, t := range tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			continue
+		}
+		flags := tooltrust.Flags(b)
+		if len(flags) == 0 {
+			continue
+		}
+		names = append(names, t.Name)
+		for _, f := range flags {
+			evidence = append(evidence, fmt.Sprintf("tool %s: %s", t.Name, f))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	what := "Tool " + names[0] + "'s definition carries"
+	if len(names) > 1 {
+		what = fmt.Sprintf("%d tools' definitions (%s) carry", len(names), strings.Join(names, ", "))
+	}
+	return &Diagnosis{
+		Code:     CodeHiddenInstructions,
+		Message:  what + " signs of instructions to the model that a person does not see: " + evidence[0],
+		Evidence: evidence,
+		Fix:      "Read the definitions in full (`mcptray check --json NAME`) before a client uses them; `mcptray tools hold NAME TOOL` keeps a tool from every client.",
+	}
 }

@@ -145,6 +145,11 @@ const (
 	// CodeTokenNotSaved means a sign-in's refreshed token could not be
 	// written to the secret store: it serves this run only.
 	CodeTokenNotSaved Code = "token-not-saved"
+	// CodeHiddenInstructions means a tool's definition carries signs of
+	// instructions hidden from the person (invisible or bidirectional
+	// characters, terminal escapes, injection phrasing, a very long
+	// description): a warning, the server still serves.
+	CodeHiddenInstructions Code = "hidden-instructions"
 )
 
 // Diagnosis is a failure explained: a stable code, a sentence a person can

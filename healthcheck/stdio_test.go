@@ -235,6 +235,17 @@ func TestStdioMisbehaving(t *testing.T) {
 				t.Errorf("tools = %v", names)
 			}
 		}},
+		{"a tool's description hides instructions", "hidden", 20 * time.Second, func(t *testing.T, s *Session, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Report()
+			d := findDiagnosis(r, CodeHiddenInstructions)
+			if d == nil || r.Degraded() || !strings.Contains(d.Message, "Tool only's definition") || len(d.Evidence) != 3 ||
+				!strings.Contains(d.Evidence[0], "tool only: description: holds invisible characters") || !strings.Contains(d.Fix, "mcptray tools hold") {
+				t.Fatalf("degraded %v, diagnosis %+v", r.Degraded(), d)
+			}
+		}},
 		{"declared list fails", "list-fail", 20 * time.Second, func(t *testing.T, s *Session, err error) {
 			if err != nil {
 				t.Fatal(err)
