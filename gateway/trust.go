@@ -27,10 +27,9 @@ import (
 // OfferedTools are tools (as server lists them) as its client sessions
 // are to see them: each definition is recorded with the trust store (a
 // changed one is held there), and the held ones are left out. Without a
-// store it is tools. An aggregate filters each server's tools through it.
+// store it is tools.
 func (g *Gateway) OfferedTools(server string, tools []*mcp.Tool) []*mcp.Tool {
-	st := g.opts.Trust
-	if st == nil {
+	if g.opts.Trust == nil {
 		return tools
 	}
 	defs := make([]json.RawMessage, 0, len(tools))
@@ -40,7 +39,17 @@ func (g *Gateway) OfferedTools(server string, tools []*mcp.Tool) []*mcp.Tool {
 		}
 	}
 	g.observe(server, defs)
-	held := st.HeldTools(server)
+	return g.WithoutHeld(server, tools)
+}
+
+// WithoutHeld is tools without server's held ones, recording nothing: for
+// lists made from catalogues already recorded with [Gateway.ObserveReport]
+// (an aggregate's tools/list). Without a store it is tools.
+func (g *Gateway) WithoutHeld(server string, tools []*mcp.Tool) []*mcp.Tool {
+	if g.opts.Trust == nil {
+		return tools
+	}
+	held := g.opts.Trust.HeldTools(server)
 	if len(held) == 0 {
 		return tools
 	}
@@ -48,6 +57,33 @@ func (g *Gateway) OfferedTools(server string, tools []*mcp.Tool) []*mcp.Tool {
 		_, ok := slices.BinarySearch(held, t.Name)
 		return ok
 	})
+}
+
+// ObserveReport records the tools server listed when it started (its
+// health check's report) with the trust store: a restart with a changed
+// tool is held before any session lists it. The per-server gateway does
+// it at each restart it follows; an aggregate, for each catalogue it
+// serves from.
+func (g *Gateway) ObserveReport(server string, rep *healthcheck.Report) {
+	if g.opts.Trust == nil || rep == nil {
+		return
+	}
+	defs := make([]json.RawMessage, 0, len(rep.Tools))
+	for _, t := range rep.Tools {
+		if b, err := json.Marshal(t); err == nil {
+			defs = append(defs, b)
+		}
+	}
+	g.observe(server, defs)
+}
+
+// HoldsChanged returns a channel closed at the next change of what the
+// trust store holds (nil without a store: never).
+func (g *Gateway) HoldsChanged() <-chan struct{} {
+	if g.opts.Trust == nil {
+		return nil
+	}
+	return g.opts.Trust.Changed()
 }
 
 // HeldError is the error a call of server's tool gets while the tool is
@@ -71,21 +107,6 @@ func (g *Gateway) observe(server string, defs []json.RawMessage) {
 	if err := g.opts.Trust.Observe(server, defs); err != nil {
 		g.opts.Logger.Warn("recording the tools' definitions failed", "server", server, "error", err)
 	}
-}
-
-// observeReport records the tools a server listed when it started: holds
-// follow a restart with a changed tool before any session lists it.
-func (h *hub) observeReport(rep *healthcheck.Report) {
-	if h.g.opts.Trust == nil || rep == nil {
-		return
-	}
-	defs := make([]json.RawMessage, 0, len(rep.Tools))
-	for _, t := range rep.Tools {
-		if b, err := json.Marshal(t); err == nil {
-			defs = append(defs, b)
-		}
-	}
-	h.g.observe(h.trustName(), defs)
 }
 
 // trustName is the server the hub's tools are trusted under: a

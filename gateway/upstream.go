@@ -233,7 +233,7 @@ func (h *hub) resync(ctx context.Context, up Upstream) {
 			names = append(names, t.Name)
 		}
 	}
-	h.observeReport(rep)
+	h.g.ObserveReport(h.trustName(), rep)
 	slices.Sort(names)
 	h.mu.Lock()
 	h.tools = names
