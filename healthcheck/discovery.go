@@ -174,7 +174,7 @@ func hiddenInstructions(tools []Tool) *Diagnosis {
 	}
 	return &Diagnosis{
 		Code:     CodeHiddenInstructions,
-		Message:  what + " signs of instructions to the model that a person does not see: " + evidence[0],
+		Message:  fmt.Sprintf("%s signs of instructions to the model that a person does not see (%d, below).", what, len(evidence)),
 		Evidence: evidence,
 		Fix:      "Read the definitions in full (`mcptray check --json NAME`) before a client uses them; `mcptray tools hold NAME TOOL` keeps a tool from every client.",
 	}
