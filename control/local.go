@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mcptray/registry"
+	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
 
@@ -27,6 +28,9 @@ type LocalOptions struct {
 	// Logf reports what the watcher applied and why a file did not load
 	// (the daemon's stderr); nil: silent.
 	Logf func(format string, args ...any)
+	// Trust is the store of approved tool definitions the gateway holds
+	// tools by: a reload applies [settings] approve_new_servers to it.
+	Trust *tooltrust.Store
 }
 
 // Local is the engine in this process: a supervisor running the servers of
@@ -219,6 +223,9 @@ func (l *Local) Reload(ctx context.Context) (*ReloadResult, error) {
 		return nil, &ConfigError{Diagnostic: d}
 	}
 	l.sup.Reload(cfg.Servers)
+	if l.opts.Trust != nil {
+		l.opts.Trust.SetHoldNewServers(cfg.Settings.ApproveNewServers)
+	}
 	l.setStatus(func(s *Status) { s.ConfigProblem = nil })
 	res := &ReloadResult{ConfigPath: cfg.Path, Servers: len(cfg.Servers)}
 	for _, d := range cfg.Diagnostics {

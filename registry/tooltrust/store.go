@@ -129,6 +129,9 @@ func (s *Store) Path() string { return s.path }
 // reloaded).
 func (s *Store) SetHoldNewServers(on bool) { s.holdNew.Store(on) }
 
+// HoldsNewServers reports [Options.HoldNewServers] as it is now.
+func (s *Store) HoldsNewServers() bool { return s.holdNew.Load() }
+
 // Changed returns a channel closed at the next change of what is held.
 func (s *Store) Changed() <-chan struct{} {
 	s.mu.Lock()
