@@ -155,17 +155,30 @@ func TestNewServerHeld(t *testing.T) {
 	}
 	e := newEnvAll(t, nil, nil, &gateway.Options{Trust: store})
 	a := e.connectWatched("a")
-	if names := a.tools(t); len(names) != 0 {
-		t.Fatalf("a new server's tools are listed: %v", names)
-	}
+	// And a session of the 2026-07-28 revision, whose calls take the
+	// gateway's round-trip path.
+	e.session = &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	m := e.connectWatched("m")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = a.cs.CallTool(ctx, &mcp.CallToolParams{Name: "pid"})
-	if err == nil || !strings.Contains(err.Error(), "approve_new_servers") {
-		t.Fatalf("a call of a new server's tool: %v", err)
+	for _, w := range []*watched{a, m} {
+		if names := w.tools(t); len(names) != 0 {
+			t.Fatalf("a new server's tools are listed: %v", names)
+		}
+		_, err = w.cs.CallTool(ctx, &mcp.CallToolParams{Name: "pid"})
+		if err == nil || !strings.Contains(err.Error(), "approve_new_servers") {
+			t.Fatalf("a call of a new server's tool: %v", err)
+		}
 	}
 	if err := store.Approve("t", ""); err != nil {
 		t.Fatal(err)
 	}
 	a.awaitList(t, "the tools are listed", func(n []string) bool { return slices.Contains(n, "echo") && slices.Contains(n, "pid") })
+	// The store answers at once: the next list has them.
+	if names := m.tools(t); !slices.Contains(names, "pid") {
+		t.Fatalf("the 2026-07-28 session lists %v after approval", names)
+	}
+	if got := callText(t, m.cs, "pid", nil); got == "" || strings.HasPrefix(got, "ERROR") {
+		t.Fatalf("pid after approval: %q", got)
+	}
 }
