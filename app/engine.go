@@ -23,10 +23,10 @@ import (
 // their engine from it, so they behave the same.
 func EngineOptions(cfg *registry.Config) *supervisor.Options {
 	st := cfg.Settings.WithDefaults()
-	sec := &lazySecrets{}
+	sec := &LazySecrets{}
 	return &supervisor.Options{
 		Checker:        &healthChecker{opts: healthcheck.Options{ClientName: "mcptray", ClientVersion: Version, Authorizer: sec.signIn}},
-		Secret:         sec.secret,
+		Secret:         sec.Secret,
 		StartupTimeout: st.StartupTimeout,
 		ProbeInterval:  st.ProbeInterval,
 		ProbeTimeout:   st.ProbeTimeout,
@@ -35,11 +35,11 @@ func EngineOptions(cfg *registry.Config) *supervisor.Options {
 	}
 }
 
-// terminalEngineOptions are engineOptions for commands run from a terminal
+// TerminalEngineOptions are engineOptions for commands run from a terminal
 // or a script (check, up): servers start with mcptray's own environment,
 // which already is what the person's shell set, instead of asking the login
 // shell again as the GUI and the daemon must.
-func terminalEngineOptions(cfg *registry.Config) *supervisor.Options {
+func TerminalEngineOptions(cfg *registry.Config) *supervisor.Options {
 	o := EngineOptions(cfg)
 	o.Environ = func(context.Context) []string { return supervisor.ProcessEnvironment() }
 	return o
@@ -70,23 +70,23 @@ func (h *healthChecker) Connect(ctx context.Context, t healthcheck.Target) (supe
 	return s, nil
 }
 
-// lazySecrets opens the secret store on first use: most configs need none,
+// LazySecrets opens the secret store on first use: most configs need none,
 // and opening the OS keyring is a D-Bus round trip.
-type lazySecrets struct {
+type LazySecrets struct {
 	once  sync.Once
 	store secrets.Store
 	err   error
 }
 
-func (l *lazySecrets) get() (secrets.Store, error) {
+func (l *LazySecrets) get() (secrets.Store, error) {
 	l.once.Do(func() {
 		l.store, l.err = secrets.Open(&secrets.Options{Notice: func(s string) { fmt.Fprintln(os.Stderr, "mcptray: "+s) }})
 	})
 	return l.store, l.err
 }
 
-// secret resolves ${keyring:NAME}.
-func (l *lazySecrets) secret(name string) (string, error) {
+// Secret resolves ${keyring:NAME}.
+func (l *LazySecrets) Secret(name string) (string, error) {
 	st, err := l.get()
 	if err != nil {
 		return "", err
@@ -97,7 +97,7 @@ func (l *lazySecrets) secret(name string) (string, error) {
 // signIn authorizes connections to remote servers with the sign-ins
 // `mcptray auth login` stored. Each connection reads the sign-in again, so
 // a login made while the engine runs is used at the next connection.
-func (l *lazySecrets) signIn(serverURL string) auth.OAuthHandler {
+func (l *LazySecrets) signIn(serverURL string) auth.OAuthHandler {
 	st, err := l.get()
 	if err != nil {
 		return nil
@@ -109,9 +109,9 @@ func (l *lazySecrets) signIn(serverURL string) auth.OAuthHandler {
 	return healthcheck.NewStoredAuth(cred, func(c *healthcheck.Credential) error { return SaveCredential(st, c) }, os.LookupEnv, nil)
 }
 
-// warningLogger prints the engine's warnings (not its state changes, which
+// WarningLogger prints the engine's warnings (not its state changes, which
 // the commands print themselves) as lines with a prefix.
-func warningLogger(w io.Writer, prefix string) *slog.Logger {
+func WarningLogger(w io.Writer, prefix string) *slog.Logger {
 	return slog.New(&lineHandler{w: w, prefix: prefix})
 }
 

@@ -51,7 +51,7 @@ func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ..
 		return d, nil
 	}
 	d.key = key
-	want := gatewayPort(cfg)
+	want := GatewayPort(cfg)
 	var errs []error
 	for p := want; p < want+gateway.PortRange && p <= 65535; p++ {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
@@ -73,9 +73,9 @@ func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ..
 	return d, nil
 }
 
-// gatewayPort is the local endpoint's configured port: [settings]
+// GatewayPort is the local endpoint's configured port: [settings]
 // gateway_port, else registry's default (which is gateway.DefaultPort).
-func gatewayPort(cfg *registry.Config) int {
+func GatewayPort(cfg *registry.Config) int {
 	return cfg.Settings.WithDefaults().GatewayPort
 }
 
@@ -133,11 +133,11 @@ func HeadlessBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return headlessBeside(exe), nil
+	return HeadlessBeside(exe), nil
 }
 
-// headlessBeside is [HeadlessBinary] for the binary exe.
-func headlessBeside(exe string) string {
+// HeadlessBeside is [HeadlessBinary] for the binary exe.
+func HeadlessBeside(exe string) string {
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}

@@ -22,6 +22,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/assets"
 	"mcptray/control"
 	"mcptray/registry"
@@ -302,7 +303,7 @@ func (c *controller) checkAll() {
 		c.setCheckStatus("Nothing is running to check.")
 		return
 	}
-	c.setCheckStatus(fmt.Sprintf("Checking %s…", app.Plural(len(c.checking), "server")))
+	c.setCheckStatus(fmt.Sprintf("Checking %s…", present.Plural(len(c.checking), "server")))
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()

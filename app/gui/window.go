@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/healthcheck"
 	"mcptray/registry/clients"
 	"mcptray/supervisor"
@@ -301,7 +301,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	m.header.SetText(s.Name)
 	m.badge.FillColor = dotColor(s)
 	m.badge.Refresh()
-	m.stateLabel.SetText(app.StateDetailAt(s, m.c.now()))
+	m.stateLabel.SetText(present.StateDetailAt(s, m.c.now()))
 	if s.State.Alive() || s.State == supervisor.StateBackoff {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
@@ -317,7 +317,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 
 	now := m.c.now()
 	// What the server sent is shown with its control characters visible.
-	set := func(k, v string) { m.fields[k].SetText(orDash(app.VisibleLine(v))) }
+	set := func(k, v string) { m.fields[k].SetText(orDash(present.VisibleLine(v))) }
 	set("Status", string(s.State)+" since "+s.Since.Local().Format("15:04:05"))
 	set("Reason", s.Reason)
 	if r := s.Report; r != nil {
@@ -326,7 +326,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 			info += " (" + r.ServerInfo.Title + ")"
 		}
 		if !s.Live() && !s.LastLive.IsZero() {
-			info += " (last seen " + app.LastSeen(s.LastLive, m.c.now()) + ")"
+			info += " (last seen " + present.LastSeen(s.LastLive, m.c.now()) + ")"
 		}
 		set("Server", info)
 		proto := r.ProtocolVersion + " · " + string(r.Era)
@@ -335,7 +335,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		}
 		set("Protocol", proto)
 		m.caps.SetText(capabilityList(r.Capabilities))
-		m.instructions.SetText(orDash(app.Visible(r.Instructions)))
+		m.instructions.SetText(orDash(present.Visible(r.Instructions)))
 	} else {
 		set("Server", "")
 		set("Protocol", string(s.Era))
@@ -350,13 +350,13 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	set("Command", commandWords(s))
 	proc := ""
 	if s.PID > 0 {
-		proc = fmt.Sprintf("pid %d, up %s", s.PID, app.RoundDur(s.Uptime(now)))
+		proc = fmt.Sprintf("pid %d, up %s", s.PID, present.RoundDur(s.Uptime(now)))
 	} else if !s.StartedAt.IsZero() {
-		proc = "connected " + app.RoundDur(s.Uptime(now)) + " ago"
+		proc = "connected " + present.RoundDur(s.Uptime(now)) + " ago"
 	}
 	set("Process", proc)
 	if s.Server != nil && s.Server.IsRemote() {
-		set("Restarts", app.Plural(s.Restarts, "reconnect"))
+		set("Restarts", present.Plural(s.Restarts, "reconnect"))
 	} else {
 		set("Restarts", fmt.Sprint(s.Restarts))
 	}
@@ -367,8 +367,8 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	}
 	p := s.Probes
 	if p.Count > 0 {
-		lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", app.FormatLatency(p.Last), app.FormatLatency(p.Min),
-			app.FormatLatency(p.Median), app.FormatLatency(p.P95), app.Plural(p.Count, "probe"))
+		lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", present.FormatLatency(p.Last), present.FormatLatency(p.Min),
+			present.FormatLatency(p.Median), present.FormatLatency(p.P95), present.Plural(p.Count, "probe"))
 		if p.ConsecutiveFailures > 0 {
 			lat += fmt.Sprintf(" · %d failing in a row", p.ConsecutiveFailures)
 		}
@@ -379,7 +379,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		m.chartStats.SetText("no probes yet")
 	}
 	if s.Report != nil && s.Report.ConnectLatency > 0 {
-		set("Connect latency", app.FormatLatency(s.Report.ConnectLatency)+" (handshake)")
+		set("Connect latency", present.FormatLatency(s.Report.ConnectLatency)+" (handshake)")
 	} else {
 		set("Connect latency", "")
 	}
@@ -409,7 +409,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 				b.WriteString(l.Text + "\n")
 			}
 		}
-		m.diagText.SetText(strings.TrimSpace(app.Visible(b.String())))
+		m.diagText.SetText(strings.TrimSpace(present.Visible(b.String())))
 		if needsSignIn(s) {
 			m.signInRow.Show()
 		} else {
@@ -434,7 +434,7 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		n := len(m.catalogTools(s.Report))
 		title := fmt.Sprintf("Tools (%d)", n)
 		if !s.Live() && !s.LastLive.IsZero() {
-			title = fmt.Sprintf("Tools (%d, last seen %s)", n, app.LastSeen(s.LastLive, m.c.now()))
+			title = fmt.Sprintf("Tools (%d, last seen %s)", n, present.LastSeen(s.LastLive, m.c.now()))
 		}
 		if m.tabs.Items[1].Text != title {
 			m.tabs.Items[1].Text = title
