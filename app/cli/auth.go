@@ -17,18 +17,6 @@ import (
 	"mcptray/registry/secrets"
 )
 
-func init() {
-	register(&command{
-		name:    "auth",
-		summary: "sign in to remote servers that require it (OAuth), sign out, show sign-ins",
-		children: []*command{
-			{name: "login", args: "NAME|URL", summary: "sign in to a remote server in the browser", help: authLoginHelp, flags: authLoginFlags},
-			{name: "logout", args: "NAME|URL", summary: "sign out: revoke the tokens where the server allows it and forget them", flags: authLogoutFlags},
-			{name: "status", summary: "list the servers signed in to", flags: authStatusFlags},
-		},
-	})
-}
-
 const authLoginHelp = `Runs the MCP authorization flow (OAuth 2.1 with PKCE): finds the server's
 authorization server from its metadata, registers mcptray as a client
 (pre-registered with --client-id, a Client ID Metadata Document with
@@ -67,7 +55,7 @@ func authTarget(env *app.Env, cfgPath, arg string) (*registry.Server, error) {
 	return exp, nil
 }
 
-func authLoginFlags(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func authLoginFlags(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	clientID := fs.String("client-id", "", "a client pre-registered with the authorization server")
 	secretEnv := fs.String("client-secret-env", "", "the environment variable holding that client's secret")
@@ -122,7 +110,7 @@ func authLoginFlags(fs *flag.FlagSet) func(context.Context, *app.Env, []string) 
 	}
 }
 
-func authLogoutFlags(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func authLogoutFlags(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	return func(ctx context.Context, env *app.Env, args []string) error {
 		if len(args) != 1 {
@@ -162,7 +150,7 @@ func authLogoutFlags(fs *flag.FlagSet) func(context.Context, *app.Env, []string)
 	}
 }
 
-func authStatusFlags(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func authStatusFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON")
 	return func(ctx context.Context, env *app.Env, args []string) error {
 		if len(args) > 0 {

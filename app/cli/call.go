@@ -52,13 +52,7 @@ What the server asks back:
                declines, with its stderr as the reason.
   roots        none are offered unless --root DIR is given (repeatable).`
 
-func init() {
-	register(&command{
-		name:    "call",
-		args:    "TARGET TOOL [JSON-ARGS]  |  TOOL [JSON-ARGS] -- COMMAND [ARGS...]",
-		command: true,
-		summary: "call a tool of a server and print its result",
-		help: `Calls TOOL with the arguments JSON-ARGS (a JSON object) and --arg
+const callHelp = `Calls TOOL with the arguments JSON-ARGS (a JSON object) and --arg
 key=value pairs on top, each value typed by the tool's input schema
 (numbers, true/false, JSON for arrays and objects, a,b,c for an array of
 scalars). The arguments are checked against the schema before anything is
@@ -74,188 +68,175 @@ outputSchema.
 Exit status: 0 the tool succeeded, 1 the result has isError, does not
 match the outputSchema, or the call failed, 2 usage errors (an unknown
 tool, arguments that do not fit the schema).
---json prints the result as the server sent it.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			o := addCallFlags(fs, true)
-			o.skip = healthcheck.ListResources | healthcheck.ListPrompts
-			var kv repeated
-			fs.Var(&kv, "arg", "an argument, key=value, typed by the input schema (repeatable)")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
-					tool, err := sess.Tool(pos[0])
-					if err != nil {
-						return usageOf(err)
-					}
-					in, err := healthcheck.ParseSchema(tool.InputSchema)
-					if err != nil {
-						return fmt.Errorf("tool %s: %w", tool.Name, err)
-					}
-					jsonArgs := ""
-					if len(pos) > 1 {
-						jsonArgs = pos[1]
-					}
-					callArgs, err := in.ToolArgs(jsonArgs, kv)
-					if err != nil {
-						return usageOf(err)
-					}
-					res, err := sess.CallTool(ctx, tool.Name, callArgs)
-					o.progress.done()
-					if err != nil {
-						return usageOf(err)
-					}
-					return o.printCall(env, tool.Name, res)
-				})
+--json prints the result as the server sent it.`
+
+func callFlags(fs *flag.FlagSet) runFunc {
+	o := addCallFlags(fs, true)
+	o.skip = healthcheck.ListResources | healthcheck.ListPrompts
+	var kv repeated
+	fs.Var(&kv, "arg", "an argument, key=value, typed by the input schema (repeatable)")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
+			tool, err := sess.Tool(pos[0])
+			if err != nil {
+				return usageOf(err)
 			}
-		},
-	})
-	register(&command{
-		name:    "read",
-		args:    "TARGET URI  |  URI -- COMMAND [ARGS...]",
-		command: true,
-		summary: "read a resource of a server",
-		help: `Reads the resource at URI (listed, or made from a template) and prints its
+			in, err := healthcheck.ParseSchema(tool.InputSchema)
+			if err != nil {
+				return fmt.Errorf("tool %s: %w", tool.Name, err)
+			}
+			jsonArgs := ""
+			if len(pos) > 1 {
+				jsonArgs = pos[1]
+			}
+			callArgs, err := in.ToolArgs(jsonArgs, kv)
+			if err != nil {
+				return usageOf(err)
+			}
+			res, err := sess.CallTool(ctx, tool.Name, callArgs)
+			o.progress.done()
+			if err != nil {
+				return usageOf(err)
+			}
+			return o.printCall(env, tool.Name, res)
+		})
+	}
+}
+
+const readHelp = `Reads the resource at URI (listed, or made from a template) and prints its
 text; binary contents are saved to files (in --out, default the current
 folder) whose names are printed. --json prints the result as sent.
 
-` + targetHelp,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			o := addCallFlags(fs, false)
-			o.skip = healthcheck.ListAll
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				return o.run(ctx, env, args, 1, 1, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
-					res, err := sess.ReadResource(ctx, pos[0])
-					o.progress.done()
-					if err != nil {
-						return err
-					}
-					if *o.asJSON {
-						writeJSON(env.Stdout, res)
-						return nil
-					}
-					sv := o.saver(pos[0])
-					for _, c := range res.Contents {
-						printResourceContents(env.Stdout, sv, c, len(res.Contents) > 1)
-					}
-					return sv.Err()
-				})
+` + targetHelp
+
+func readFlags(fs *flag.FlagSet) runFunc {
+	o := addCallFlags(fs, false)
+	o.skip = healthcheck.ListAll
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		return o.run(ctx, env, args, 1, 1, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
+			res, err := sess.ReadResource(ctx, pos[0])
+			o.progress.done()
+			if err != nil {
+				return err
 			}
-		},
-	})
-	register(&command{
-		name:    "prompt",
-		args:    "TARGET NAME [JSON-ARGS]  |  NAME [JSON-ARGS] -- COMMAND [ARGS...]",
-		command: true,
-		summary: "get a prompt of a server, filled with arguments",
-		help: `Gets the prompt NAME with the arguments JSON-ARGS (an object of strings)
+			if *o.asJSON {
+				writeJSON(env.Stdout, res)
+				return nil
+			}
+			sv := o.saver(pos[0])
+			for _, c := range res.Contents {
+				printResourceContents(env.Stdout, sv, c, len(res.Contents) > 1)
+			}
+			return sv.Err()
+		})
+	}
+}
+
+const promptHelp = `Gets the prompt NAME with the arguments JSON-ARGS (an object of strings)
 and --arg key=value pairs, and prints its messages. Missing required
 arguments and unknown ones are usage errors (exit 2), found before anything
 is sent. --json prints the result as sent.
 
-` + targetHelp,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			o := addCallFlags(fs, false)
-			o.skip = healthcheck.ListTools | healthcheck.ListResources
-			var kv repeated
-			fs.Var(&kv, "arg", "an argument, key=value (repeatable)")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
-					pargs := map[string]string{}
-					if len(pos) > 1 {
-						if err := json.Unmarshal([]byte(pos[1]), &pargs); err != nil {
-							return app.Usagef("JSON-ARGS of a prompt must be an object of strings: %v", err)
-						}
-					}
-					for _, a := range kv {
-						k, v, ok := strings.Cut(a, "=")
-						if !ok || k == "" {
-							return app.Usagef("--arg %q wants key=value", a)
-						}
-						pargs[k] = v
-					}
-					res, err := sess.GetPrompt(ctx, pos[0], pargs)
-					o.progress.done()
-					if err != nil {
-						return usageOf(err)
-					}
-					if *o.asJSON {
-						writeJSON(env.Stdout, res)
-						return nil
-					}
-					if res.Description != "" {
-						fmt.Fprintf(env.Stdout, "%s\n\n", present.Visible(res.Description))
-					}
-					sv := o.saver(pos[0])
-					for _, m := range res.Messages {
-						fmt.Fprintf(env.Stdout, "[%s]\n", present.VisibleLine(string(m.Role)))
-						printContent(env.Stdout, sv, []mcp.Content{m.Content})
-					}
-					return sv.Err()
-				})
+` + targetHelp
+
+func promptFlags(fs *flag.FlagSet) runFunc {
+	o := addCallFlags(fs, false)
+	o.skip = healthcheck.ListTools | healthcheck.ListResources
+	var kv repeated
+	fs.Var(&kv, "arg", "an argument, key=value (repeatable)")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
+			pargs := map[string]string{}
+			if len(pos) > 1 {
+				if err := json.Unmarshal([]byte(pos[1]), &pargs); err != nil {
+					return app.Usagef("JSON-ARGS of a prompt must be an object of strings: %v", err)
+				}
 			}
-		},
-	})
-	register(&command{
-		name:    "complete",
-		args:    "TARGET (--prompt NAME | --resource URI-TEMPLATE) ARG [VALUE]",
-		command: true,
-		summary: "ask a server to complete an argument of a prompt or resource template",
-		help: `Asks the server (completion/complete) for the values of argument ARG of the
+			for _, a := range kv {
+				k, v, ok := strings.Cut(a, "=")
+				if !ok || k == "" {
+					return app.Usagef("--arg %q wants key=value", a)
+				}
+				pargs[k] = v
+			}
+			res, err := sess.GetPrompt(ctx, pos[0], pargs)
+			o.progress.done()
+			if err != nil {
+				return usageOf(err)
+			}
+			if *o.asJSON {
+				writeJSON(env.Stdout, res)
+				return nil
+			}
+			if res.Description != "" {
+				fmt.Fprintf(env.Stdout, "%s\n\n", present.Visible(res.Description))
+			}
+			sv := o.saver(pos[0])
+			for _, m := range res.Messages {
+				fmt.Fprintf(env.Stdout, "[%s]\n", present.VisibleLine(string(m.Role)))
+				printContent(env.Stdout, sv, []mcp.Content{m.Content})
+			}
+			return sv.Err()
+		})
+	}
+}
+
+const completeHelp = `Asks the server (completion/complete) for the values of argument ARG of the
 prompt --prompt NAME, or of the resource template --resource URI-TEMPLATE,
 that complete VALUE (default ""), and prints one per line. --known
 key=value passes arguments already chosen (repeatable).
 
-` + targetHelp,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			o := addCallFlags(fs, false)
-			o.skip = healthcheck.ListAll
-			prompt := fs.String("prompt", "", "the prompt whose argument to complete")
-			resource := fs.String("resource", "", "the resource template whose argument to complete")
-			var known repeated
-			fs.Var(&known, "known", "an argument already chosen, key=value (repeatable)")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				var ref *mcp.CompleteReference
-				switch {
-				case *prompt != "" && *resource != "":
-					return app.Usagef("give --prompt or --resource, not both")
-				case *prompt != "":
-					ref = &mcp.CompleteReference{Type: "ref/prompt", Name: *prompt}
-				case *resource != "":
-					ref = &mcp.CompleteReference{Type: "ref/resource", URI: *resource}
-				default:
-					return app.Usagef("name what to complete: --prompt NAME or --resource URI-TEMPLATE")
-				}
-				ctxArgs := map[string]string{}
-				for _, a := range known {
-					k, v, ok := strings.Cut(a, "=")
-					if !ok || k == "" {
-						return app.Usagef("--known %q wants key=value", a)
-					}
-					ctxArgs[k] = v
-				}
-				return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
-					value := ""
-					if len(pos) > 1 {
-						value = pos[1]
-					}
-					res, err := sess.Complete(ctx, ref, pos[0], value, ctxArgs)
-					if err != nil {
-						return err
-					}
-					if *o.asJSON {
-						writeJSON(env.Stdout, res.Completion)
-						return nil
-					}
-					for _, v := range res.Completion.Values {
-						fmt.Fprintln(env.Stdout, present.VisibleLine(v))
-					}
-					if res.Completion.HasMore {
-						fmt.Fprintf(env.Stderr, "(more values: %d in all)\n", res.Completion.Total)
-					}
-					return nil
-				})
+` + targetHelp
+
+func completeFlags(fs *flag.FlagSet) runFunc {
+	o := addCallFlags(fs, false)
+	o.skip = healthcheck.ListAll
+	prompt := fs.String("prompt", "", "the prompt whose argument to complete")
+	resource := fs.String("resource", "", "the resource template whose argument to complete")
+	var known repeated
+	fs.Var(&known, "known", "an argument already chosen, key=value (repeatable)")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		var ref *mcp.CompleteReference
+		switch {
+		case *prompt != "" && *resource != "":
+			return app.Usagef("give --prompt or --resource, not both")
+		case *prompt != "":
+			ref = &mcp.CompleteReference{Type: "ref/prompt", Name: *prompt}
+		case *resource != "":
+			ref = &mcp.CompleteReference{Type: "ref/resource", URI: *resource}
+		default:
+			return app.Usagef("name what to complete: --prompt NAME or --resource URI-TEMPLATE")
+		}
+		ctxArgs := map[string]string{}
+		for _, a := range known {
+			k, v, ok := strings.Cut(a, "=")
+			if !ok || k == "" {
+				return app.Usagef("--known %q wants key=value", a)
 			}
-		},
-	})
+			ctxArgs[k] = v
+		}
+		return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
+			value := ""
+			if len(pos) > 1 {
+				value = pos[1]
+			}
+			res, err := sess.Complete(ctx, ref, pos[0], value, ctxArgs)
+			if err != nil {
+				return err
+			}
+			if *o.asJSON {
+				writeJSON(env.Stdout, res.Completion)
+				return nil
+			}
+			for _, v := range res.Completion.Values {
+				fmt.Fprintln(env.Stdout, present.VisibleLine(v))
+			}
+			if res.Completion.HasMore {
+				fmt.Fprintf(env.Stderr, "(more values: %d in all)\n", res.Completion.Total)
+			}
+			return nil
+		})
+	}
 }
 
 // callOpts are the flags call, read, prompt and complete share.

@@ -18,13 +18,7 @@ import (
 	"mcptray/supervisor"
 )
 
-func init() {
-	register(&command{
-		name:    "check",
-		args:    "[NAME... | URL | -- COMMAND [ARGS...]]",
-		command: true,
-		summary: "start, handshake, discover and probe servers once; report what works and why not",
-		help: `Runs the selected servers (default: every enabled one) through the same
+const checkHelp = `Runs the selected servers (default: every enabled one) through the same
 engine as the desktop app, all at once: spawn or connect, protocol era and
 version, handshake, discovery (tools, resources, prompts) and one liveness
 probe. Prints the result, stops everything it started, and exits:
@@ -44,61 +38,60 @@ apply when it is given.
 era, eraSource, protocolVersion, serverInfo, capabilities, instructions, tools,
 resources, resourceTemplates, prompts, latencyMs {connect, probe},
 diagnostics [{code, message, evidence, fix}] and stderrTail. Env and header
-values never appear in the output.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			cfgPath := configFlag(fs)
-			asJSON := fs.Bool("json", false, "print the results as a JSON array")
-			timeout := fs.Duration("timeout", 30*time.Second, "give up on servers not settled after this long")
-			var headers, envs repeated
-			fs.Var(&headers, "header", "with a URL: an HTTP header to send, 'Name: value' (repeatable)")
-			fs.Var(&envs, "env", "with -- COMMAND: an environment variable to set, NAME=value (repeatable)")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if *timeout <= 0 {
-					return app.Usagef("--timeout must be positive")
-				}
-				adhoc, err := adhocServer(args, headers, envs)
-				if err != nil {
-					return err
-				}
-				var cfg *registry.Config
-				var servers []*registry.Server
-				switch {
-				case adhoc == nil:
-					if cfg, err = app.LoadConfig(env, *cfgPath, *asJSON); err != nil {
-						return err
-					}
-					if servers, err = checkSelection(cfg, args); err != nil {
-						return err
-					}
-				case *cfgPath != "":
-					// Only the [settings] matter; the servers are not checked.
-					if cfg, err = app.LoadConfig(env, *cfgPath, true); err != nil {
-						return err
-					}
-					servers = []*registry.Server{adhoc}
-				default:
-					cfg, servers = &registry.Config{}, []*registry.Server{adhoc}
-				}
-				results := app.RunCheck(ctx, cfg, servers, *timeout)
-				if *asJSON {
-					now := time.Now()
-					out := make([]serverReport, len(results))
-					for i := range results {
-						out[i] = newServerReport(&results[i], false, now)
-					}
-					writeJSON(env.Stdout, out)
-				} else {
-					printCheckTable(env.Stdout, results)
-				}
-				for _, r := range results {
-					if r.State != supervisor.StateReady {
-						return ExitError{Code: 1}
-					}
-				}
-				return nil
+values never appear in the output.`
+
+func checkFlags(fs *flag.FlagSet) runFunc {
+	cfgPath := configFlag(fs)
+	asJSON := fs.Bool("json", false, "print the results as a JSON array")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up on servers not settled after this long")
+	var headers, envs repeated
+	fs.Var(&headers, "header", "with a URL: an HTTP header to send, 'Name: value' (repeatable)")
+	fs.Var(&envs, "env", "with -- COMMAND: an environment variable to set, NAME=value (repeatable)")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if *timeout <= 0 {
+			return app.Usagef("--timeout must be positive")
+		}
+		adhoc, err := adhocServer(args, headers, envs)
+		if err != nil {
+			return err
+		}
+		var cfg *registry.Config
+		var servers []*registry.Server
+		switch {
+		case adhoc == nil:
+			if cfg, err = app.LoadConfig(env, *cfgPath, *asJSON); err != nil {
+				return err
 			}
-		},
-	})
+			if servers, err = checkSelection(cfg, args); err != nil {
+				return err
+			}
+		case *cfgPath != "":
+			// Only the [settings] matter; the servers are not checked.
+			if cfg, err = app.LoadConfig(env, *cfgPath, true); err != nil {
+				return err
+			}
+			servers = []*registry.Server{adhoc}
+		default:
+			cfg, servers = &registry.Config{}, []*registry.Server{adhoc}
+		}
+		results := app.RunCheck(ctx, cfg, servers, *timeout)
+		if *asJSON {
+			now := time.Now()
+			out := make([]serverReport, len(results))
+			for i := range results {
+				out[i] = newServerReport(&results[i], false, now)
+			}
+			writeJSON(env.Stdout, out)
+		} else {
+			printCheckTable(env.Stdout, results)
+		}
+		for _, r := range results {
+			if r.State != supervisor.StateReady {
+				return ExitError{Code: 1}
+			}
+		}
+		return nil
+	}
 }
 
 // repeated is a flag given any number of times.

@@ -29,7 +29,7 @@ type command struct {
 	args     string // argument synopsis after the flags, e.g. "[NAME...]"
 	summary  string
 	help     string // longer text shown by --help
-	flags    func(fs *flag.FlagSet) func(ctx context.Context, env *app.Env, args []string) error
+	flags    func(fs *flag.FlagSet) runFunc
 	children []*command
 	hidden   bool
 	// command: the arguments after "--" are a command line of their own,
@@ -37,9 +37,8 @@ type command struct {
 	command bool
 }
 
-var commands []*command
-
-func register(c *command) { commands = append(commands, c) }
+// runFunc runs a command with the arguments its flags left.
+type runFunc func(ctx context.Context, env *app.Env, args []string) error
 
 // Main runs mcptray with args (without the program name) and returns the exit
 // code: 0 success, 1 failure, 2 usage or config errors.

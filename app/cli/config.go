@@ -24,20 +24,9 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "", "the servers.toml to use (default: $MCPTRAY_CONFIG, else the user config folder)")
 }
 
-func init() {
-	register(&command{
-		name:    "config",
-		summary: "show, check and list the servers.toml config",
-		children: []*command{
-			{name: "path", summary: "print the config file's path", flags: cmdConfigPath},
-			{name: "validate", summary: "check the config; print every error and warning with its position", flags: cmdConfigValidate,
-				help: "Exit status: 0 when the config has no errors (warnings allowed), 1 when it has errors, 2 when it cannot be read."},
-			{name: "list", summary: "list the configured servers in file order", flags: cmdConfigList},
-		},
-	})
-}
+const configValidateHelp = "Exit status: 0 when the config has no errors (warnings allowed), 1 when it has errors, 2 when it cannot be read."
 
-func cmdConfigPath(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func cmdConfigPath(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	return func(_ context.Context, env *app.Env, args []string) error {
 		if len(args) > 0 {
@@ -52,7 +41,7 @@ func cmdConfigPath(fs *flag.FlagSet) func(context.Context, *app.Env, []string) e
 	}
 }
 
-func cmdConfigValidate(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func cmdConfigValidate(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the diagnostics as JSON")
 	return func(_ context.Context, env *app.Env, args []string) error {
@@ -135,7 +124,7 @@ func unsetVarDiagnostics(cfg *registry.Config, lookup registry.LookupFunc) []reg
 	return out
 }
 
-func cmdConfigList(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func cmdConfigList(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print the servers as JSON")
 	showSecrets := fs.Bool("show-secrets", false, "show env and header values instead of masking them")

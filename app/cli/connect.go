@@ -20,12 +20,7 @@ import (
 	"mcptray/registry"
 )
 
-func init() {
-	register(&command{
-		name:    "connect",
-		args:    "NAME",
-		summary: "be server NAME for an AI client: relay MCP on stdin/stdout to mcptray's instance",
-		help: `What an AI client runs instead of the server: it speaks MCP on stdin and
+const connectHelp = `What an AI client runs instead of the server: it speaks MCP on stdin and
 stdout and relays every message to the one instance of NAME that mcptray
 supervises (over the control socket, private to you), so every client shares
 one process, and what the tray shows is what the clients use.
@@ -39,17 +34,16 @@ in flight with an error that says so, starts or finds the next daemon, and
 carries the session on: the client's handshake is replayed, so the client
 does not notice more than the lost requests.
 
-"mcptray export" and "mcptray install" write client entries that run it.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			cfgPath := configFlag(fs)
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) != 1 {
-					return app.Usagef("takes one server NAME")
-				}
-				return runConnect(ctx, env, *cfgPath, args[0])
-			}
-		},
-	})
+"mcptray export" and "mcptray install" write client entries that run it.`
+
+func connectFlags(fs *flag.FlagSet) runFunc {
+	cfgPath := configFlag(fs)
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) != 1 {
+			return app.Usagef("takes one server NAME")
+		}
+		return runConnect(ctx, env, *cfgPath, args[0])
+	}
 }
 
 // Tunables of the bridge.

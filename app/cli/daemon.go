@@ -10,11 +10,7 @@ import (
 	"mcptray/supervisor"
 )
 
-func init() {
-	register(&command{
-		name:    "daemon",
-		summary: "run the servers headless and serve the local control API",
-		help: `Runs every configured server like the desktop app does, without a window,
+const daemonHelp = `Runs every configured server like the desktop app does, without a window,
 and answers the control API on a Unix socket private to you
 ($XDG_RUNTIME_DIR/mcptray/mcptray.sock, else in your cache folder; folder
 0700, socket 0600, other users refused). "mcptray status", "logs", "start",
@@ -25,21 +21,20 @@ One daemon runs per user: a second one says where the first is and exits 1.
 State changes are printed on stderr. SIGINT or SIGTERM, or the desktop
 app's "Stop all servers and quit" (POST /v1/shutdown on the socket), stops
 every server, and everything they started, and exits 0. To start it at login, run
-"mcptray service install".`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			cfgPath := configFlag(fs)
-			asService := fs.Bool("service", false, "run under the system's service manager (set by `mcptray service install`)")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) > 0 {
-					return app.Usagef("takes no arguments")
-				}
-				if *asService {
-					return runAsService(ctx, env, *cfgPath)
-				}
-				return runDaemon(ctx, env, *cfgPath)
-			}
-		},
-	})
+"mcptray service install".`
+
+func daemonFlags(fs *flag.FlagSet) runFunc {
+	cfgPath := configFlag(fs)
+	asService := fs.Bool("service", false, "run under the system's service manager (set by `mcptray service install`)")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) > 0 {
+			return app.Usagef("takes no arguments")
+		}
+		if *asService {
+			return runAsService(ctx, env, *cfgPath)
+		}
+		return runDaemon(ctx, env, *cfgPath)
+	}
 }
 
 // runDaemon runs the engine and the control server until ctx ends.

@@ -15,12 +15,7 @@ import (
 	"mcptray/registry/clients"
 )
 
-func init() {
-	register(&command{
-		name:    "export",
-		args:    "[NAME...]",
-		summary: "print the config snippet, add command or install link an AI client needs",
-		help: `Prints the named servers (default: every valid, enabled one) the way the
+var exportHelp = `Prints the named servers (default: every valid, enabled one) the way the
 client --client expects them.
 
 ` + routeHelp + `
@@ -48,10 +43,7 @@ for the target's PATH: this machine's path means nothing there). Remote
 servers for a client whose file runs stdio only (claude-desktop) go through
 npx -y mcp-remote.
 
-` + clientTable(),
-		flags: cmdExport,
-	})
-}
+` + clientTable()
 
 // clientTable lists the clients for --help, with what is unverified.
 func clientTable() string {
@@ -156,7 +148,7 @@ func printAdvice(w io.Writer, verb string, warnings, notes []string) {
 	}
 }
 
-func cmdExport(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func cmdExport(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	cf := addClientFlags(fs, true)
 	format := fs.String("format", "snippet", "snippet, cli, deeplink or file")

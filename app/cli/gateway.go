@@ -15,11 +15,7 @@ import (
 	"mcptray/gateway"
 )
 
-func init() {
-	register(&command{
-		name:    "gateway",
-		summary: "list each server's local URL and the client sessions connected through mcptray",
-		help: `Asks the daemon how clients reach its servers: the local Streamable HTTP
+const gatewayHelp = `Asks the daemon how clients reach its servers: the local Streamable HTTP
 URL of each (127.0.0.1, the credential in the path), the command a stdio
 client runs (mcptray connect NAME), and the client sessions connected now:
 client name and version from their handshake, the pid of a stdio bridge,
@@ -27,73 +23,69 @@ since when, requests, errors, and the latency of real client requests
 (p50/p95) per server.
 
 The URL holds the per-install key: treat it like a password. --reveal
-prints it; without it the key is masked.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			asJSON := fs.Bool("json", false, "print JSON")
-			reveal := fs.Bool("reveal", false, "print the URLs with their key")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) > 0 {
-					return app.Usagef("takes no arguments")
-				}
-				c, err := app.DialDaemon(ctx)
-				if err != nil {
-					return err
-				}
-				gi, err := c.Gateway(ctx)
-				if err != nil {
-					return err
-				}
-				if !*reveal {
-					for i := range gi.Servers {
-						gi.Servers[i].URL = present.MaskGatewayURL(gi.Servers[i].URL)
-					}
-				}
-				if *asJSON {
-					enc := json.NewEncoder(env.Stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(gi)
-				}
-				printGateway(env.Stdout, gi)
-				return nil
+prints it; without it the key is masked.`
+
+func gatewayFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print JSON")
+	reveal := fs.Bool("reveal", false, "print the URLs with their key")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) > 0 {
+			return app.Usagef("takes no arguments")
+		}
+		c, err := app.DialDaemon(ctx)
+		if err != nil {
+			return err
+		}
+		gi, err := c.Gateway(ctx)
+		if err != nil {
+			return err
+		}
+		if !*reveal {
+			for i := range gi.Servers {
+				gi.Servers[i].URL = present.MaskGatewayURL(gi.Servers[i].URL)
 			}
-		},
-	})
-	register(&command{
-		name:    "trace",
-		args:    "NAME",
-		summary: "show the protocol trace of a server: the frames clients, mcptray and the server exchanged",
-		help: `Prints the last frames (up to 1000 per server) the daemon exchanged for
+		}
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(gi)
+		}
+		printGateway(env.Stdout, gi)
+		return nil
+	}
+}
+
+const traceHelp = `Prints the last frames (up to 1000 per server) the daemon exchanged for
 server NAME: client sessions to mcptray, mcptray to the server (relayed
 requests and health checks alike) and back, each with its time, session,
 method and, for results, how long it took. Values of fields named like
 credentials and the server's configured secrets are masked. -f follows new
-frames until interrupted.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			asJSON := fs.Bool("json", false, "print one JSON object per frame")
-			follow := fs.Bool("f", false, "follow: print new frames as they come")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) != 1 {
-					return app.Usagef("takes one server NAME")
-				}
-				c, err := app.DialDaemon(ctx)
-				if err != nil {
-					return err
-				}
-				print := func(f gateway.Frame) { printFrame(env.Stdout, f, *asJSON) }
-				page, err := c.Trace(ctx, args[0], 0)
-				if err != nil {
-					return err
-				}
-				for _, f := range page.Frames {
-					print(f)
-				}
-				if !*follow {
-					return nil
-				}
-				return c.FollowTrace(ctx, args[0], page.Next, print)
-			}
-		},
-	})
+frames until interrupted.`
+
+func traceFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print one JSON object per frame")
+	follow := fs.Bool("f", false, "follow: print new frames as they come")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) != 1 {
+			return app.Usagef("takes one server NAME")
+		}
+		c, err := app.DialDaemon(ctx)
+		if err != nil {
+			return err
+		}
+		print := func(f gateway.Frame) { printFrame(env.Stdout, f, *asJSON) }
+		page, err := c.Trace(ctx, args[0], 0)
+		if err != nil {
+			return err
+		}
+		for _, f := range page.Frames {
+			print(f)
+		}
+		if !*follow {
+			return nil
+		}
+		return c.FollowTrace(ctx, args[0], page.Next, print)
+	}
 }
 
 func printGateway(w io.Writer, gi *control.GatewayInfo) {

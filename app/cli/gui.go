@@ -8,36 +8,31 @@ import (
 	"mcptray/app"
 )
 
-func init() {
-	register(&command{
-		name:    "gui",
-		summary: "start the desktop app (what mcptray does with no command)",
-		help: `The tray icon shows the health of every enabled server; its menu restarts,
+const guiHelp = `The tray icon shows the health of every enabled server; its menu restarts,
 stops and inspects each one. Closing the window keeps mcptray in the tray;
 "Quit" in the tray menu stops every server it started (servers run by a
 daemon keep running). The headless build (-tags nogui, for servers and
-containers) has every other command but not this one.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			cfgPath := configFlag(fs)
-			hide := fs.Bool("hide", false, "start in the tray without opening the window (for login autostart)")
-			return func(_ context.Context, env *app.Env, args []string) error {
-				if len(args) > 0 {
-					return app.Usagef("takes no arguments")
-				}
-				var argv []string
-				if *cfgPath != "" {
-					argv = append(argv, "--config", *cfgPath)
-				}
-				if *hide {
-					argv = append(argv, "--hide")
-				}
-				if code := launchDesktop(env, argv); code != 0 {
-					return ExitError{Code: code}
-				}
-				return nil
-			}
-		},
-	})
+containers) has every other command but not this one.`
+
+func guiFlags(fs *flag.FlagSet) runFunc {
+	cfgPath := configFlag(fs)
+	hide := fs.Bool("hide", false, "start in the tray without opening the window (for login autostart)")
+	return func(_ context.Context, env *app.Env, args []string) error {
+		if len(args) > 0 {
+			return app.Usagef("takes no arguments")
+		}
+		var argv []string
+		if *cfgPath != "" {
+			argv = append(argv, "--config", *cfgPath)
+		}
+		if *hide {
+			argv = append(argv, "--hide")
+		}
+		if code := launchDesktop(env, argv); code != 0 {
+			return ExitError{Code: code}
+		}
+		return nil
+	}
 }
 
 // launchDesktop runs the desktop app, or says how to get it where this binary

@@ -11,12 +11,7 @@ import (
 	"mcptray/registry/clients"
 )
 
-func init() {
-	register(&command{
-		name:    "install",
-		args:    "[NAME...]",
-		summary: "add or update servers in an AI client's config file",
-		help: `Merges the named servers (default: every valid, enabled one) into the file of
+var installHelp = `Merges the named servers (default: every valid, enabled one) into the file of
 --client: only those entries are added or updated; every other key, and the
 comments of JSONC files (vscode, zed, gemini, opencode), stay. The file is
 replaced atomically, a timestamped backup is kept beside it
@@ -38,19 +33,11 @@ forwarded by name with env_vars), with a warning. The diff masks the
 secrets of every entry in the file, not only the ones written
 (--reveal-secrets shows them).
 
-` + clientTable(),
-		flags: cmdInstall,
-	})
-	register(&command{
-		name:    "uninstall",
-		args:    "NAME...",
-		summary: "remove servers from an AI client's config file",
-		help: `Removes the named entries from the file of --client, keeping everything else,
+` + clientTable()
+
+const uninstallHelp = `Removes the named entries from the file of --client, keeping everything else,
 with the same atomic write, backup and masked diff as install. A name that
-is not there is not an error.`,
-		flags: cmdUninstall,
-	})
-}
+is not there is not an error.`
 
 // printChange prints a change's diff and what it did.
 func printChange(env *app.Env, verb string, ch *clients.Change, dryRun bool) {
@@ -91,7 +78,7 @@ func fileError(err error) error {
 	return err
 }
 
-func cmdInstall(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func cmdInstall(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
 	cf := addClientFlags(fs, false)
 	dryRun := fs.Bool("dry-run", false, "print the diff without writing")
@@ -133,7 +120,7 @@ func cmdInstall(fs *flag.FlagSet) func(context.Context, *app.Env, []string) erro
 	}
 }
 
-func cmdUninstall(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func cmdUninstall(fs *flag.FlagSet) runFunc {
 	cf := addClientFlags(fs, false)
 	dryRun := fs.Bool("dry-run", false, "print the diff without writing")
 	path := fs.String("path", "", "remove from this file instead of the client's own")

@@ -17,21 +17,9 @@ import (
 	"mcptray/registry/secrets"
 )
 
-func init() {
-	register(&command{
-		name:    "secret",
-		summary: "keep secrets for ${keyring:NAME} references in the OS keyring",
-		help: `A server's env, args, url and headers can say ${keyring:NAME}: the value is
+const secretHelp = `A server's env, args, url and headers can say ${keyring:NAME}: the value is
 read from the OS keyring (or mcptray's private file where there is none) when
-the server starts, so servers.toml holds no secret.`,
-		children: []*command{
-			{name: "set", args: "NAME", summary: "store a secret (the value is read from stdin, or asked for on a terminal)", flags: secretSetFlags},
-			{name: "get", args: "NAME", summary: "print a secret's value", flags: secretGetFlags},
-			{name: "rm", args: "NAME", summary: "remove a secret", flags: secretRmFlags},
-			{name: "list", summary: "list the secrets' names (never their values)", flags: secretListFlags},
-		},
-	})
-}
+the server starts, so servers.toml holds no secret.`
 
 func secretName(args []string) (string, error) {
 	if len(args) != 1 {
@@ -64,8 +52,8 @@ func readSecret(env *app.Env, name string) (string, error) {
 }
 
 // secretCommand is set, get and rm: one NAME argument and the store.
-func secretCommand(fn func(env *app.Env, st secrets.Store, name string) error) func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-	return func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func secretCommand(fn func(env *app.Env, st secrets.Store, name string) error) func(fs *flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
 		return func(ctx context.Context, env *app.Env, args []string) error {
 			name, err := secretName(args)
 			if err != nil {
@@ -116,7 +104,7 @@ var (
 	})
 )
 
-func secretListFlags(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
+func secretListFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON")
 	return func(ctx context.Context, env *app.Env, args []string) error {
 		if len(args) > 0 {

@@ -14,85 +14,85 @@ import (
 	"mcptray/app"
 )
 
-func init() {
-	sub := func(name, summary string, act func(s userService, env *app.Env) error, withConfig bool) *command {
-		return &command{name: name, summary: summary, flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			var cfgPath *string
-			if withConfig {
-				cfgPath = configFlag(fs)
+// serviceFlags are the flags of a service subcommand, which does act to the
+// user's service; withConfig adds --config (install: the service runs
+// without this shell's environment, so it gets the config's absolute path).
+func serviceFlags(act func(s userService, env *app.Env) error, withConfig bool) func(fs *flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
+		var cfgPath *string
+		if withConfig {
+			cfgPath = configFlag(fs)
+		}
+		return func(ctx context.Context, env *app.Env, args []string) error {
+			if len(args) > 0 {
+				return app.Usagef("takes no arguments")
 			}
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) > 0 {
-					return app.Usagef("takes no arguments")
-				}
-				var cfg string
-				if cfgPath != nil {
-					// The service runs without this shell's environment:
-					// give it the config's absolute path.
-					c, err := app.LoadConfig(env, *cfgPath, true)
-					if err != nil {
-						return err
-					}
-					cfg = c.Path
-				}
-				s, err := newUserService(env, cfg)
+			var cfg string
+			if cfgPath != nil {
+				// The service runs without this shell's environment:
+				// give it the config's absolute path.
+				c, err := app.LoadConfig(env, *cfgPath, true)
 				if err != nil {
 					return err
 				}
-				return act(s, env)
+				cfg = c.Path
 			}
-		}}
+			s, err := newUserService(env, cfg)
+			if err != nil {
+				return err
+			}
+			return act(s, env)
+		}
 	}
-	register(&command{
-		name:    "service",
-		summary: "run the daemon at login as a per-user service (install, uninstall, start, stop, status)",
-		children: []*command{
-			sub("install", "install the daemon as your user's service, start it, and start it at every login", func(s userService, env *app.Env) error {
-				if err := s.Install(); err != nil {
-					return fmt.Errorf("install: %w", err)
-				}
-				fmt.Fprintf(env.Stdout, "installed %s\n", s.Describe())
-				if err := s.Start(); err != nil {
-					return fmt.Errorf("installed, but it did not start: %w", err)
-				}
-				fmt.Fprintln(env.Stdout, "started; check it with: mcptray status")
-				return nil
-			}, true),
-			sub("uninstall", "stop the service and remove it", func(s userService, env *app.Env) error {
-				_ = s.Stop() // a stopped service is fine
-				if err := s.Uninstall(); err != nil {
-					return fmt.Errorf("uninstall: %w", err)
-				}
-				fmt.Fprintf(env.Stdout, "uninstalled %s\n", s.Describe())
-				return nil
-			}, false),
-			sub("start", "start the installed service", func(s userService, env *app.Env) error {
-				if err := s.Start(); err != nil {
-					return fmt.Errorf("start: %w", err)
-				}
-				fmt.Fprintln(env.Stdout, "started")
-				return nil
-			}, false),
-			sub("stop", "stop the service (its servers stop with it)", func(s userService, env *app.Env) error {
-				if err := s.Stop(); err != nil {
-					return fmt.Errorf("stop: %w", err)
-				}
-				fmt.Fprintln(env.Stdout, "stopped")
-				return nil
-			}, false),
-			sub("status", "say whether the service is installed and running", func(s userService, env *app.Env) error {
-				st, err := s.Status()
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stdout, "%s: %s\n", s.Describe(), st)
-				if st != "running" {
-					return ExitError{Code: 1}
-				}
-				return nil
-			}, false),
-		},
-	})
+}
+
+func serviceInstall(s userService, env *app.Env) error {
+	if err := s.Install(); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "installed %s\n", s.Describe())
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("installed, but it did not start: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, "started; check it with: mcptray status")
+	return nil
+}
+
+func serviceUninstall(s userService, env *app.Env) error {
+	_ = s.Stop() // a stopped service is fine
+	if err := s.Uninstall(); err != nil {
+		return fmt.Errorf("uninstall: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "uninstalled %s\n", s.Describe())
+	return nil
+}
+
+func serviceStart(s userService, env *app.Env) error {
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, "started")
+	return nil
+}
+
+func serviceStop(s userService, env *app.Env) error {
+	if err := s.Stop(); err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, "stopped")
+	return nil
+}
+
+func serviceStatus(s userService, env *app.Env) error {
+	st, err := s.Status()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s: %s\n", s.Describe(), st)
+	if st != "running" {
+		return ExitError{Code: 1}
+	}
+	return nil
 }
 
 // ServiceName is the per-user service's name (systemd unit mcptray.service,

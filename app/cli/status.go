@@ -15,180 +15,70 @@ import (
 	"mcptray/supervisor"
 )
 
-// The command-line front ends of a running daemon.
-func init() {
-	register(&command{
-		name:    "status",
-		args:    "[NAME...]",
-		summary: "show what the running daemon's servers are doing",
-		help: `Prints one line per server: state, pid, uptime, restarts and why. With
+const statusHelp = `Prints one line per server: state, pid, uptime, restarts and why. With
 --json, an array with one object per server: the fields of "check --json"
 (name, transport, status, era, serverInfo, capabilities, tools, …,
 diagnostics, stderrTail) plus state, reason, pid, restarts,
 uptimeSeconds, and how clients use it: start (auto, lazy or manual),
 idleStopSeconds, waitsForClient (stopped, and its next client starts it),
 clients, and instanceOf for a share = false server's per-session
-instances (NAME#2, …). Needs a running daemon ("mcptray daemon").`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			asJSON := fs.Bool("json", false, "print a JSON array with one object per server")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				c, err := app.DialDaemon(ctx)
-				if err != nil {
-					return err
-				}
-				snap, err := c.FetchSnapshot(ctx)
-				if err != nil {
-					return err
-				}
-				states, err := pickStates(snap, args)
-				if err != nil {
-					return err
-				}
-				status := c.Status()
-				if *asJSON {
-					out := make([]serverReport, 0, len(states))
-					for _, st := range states {
-						out = append(out, newServerReport(st, true, snap.Time))
-					}
-					writeJSON(env.Stdout, out)
-					// The array is the servers; the daemon's own trouble goes
-					// where a script's reader looks for trouble.
-					for _, l := range engineProblems(status) {
-						fmt.Fprintf(env.Stderr, "mcptray status: %s\n", l)
-					}
-					return nil
-				}
-				info := c.Info()
-				fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n", info.PID, present.RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
-				for _, l := range engineProblems(status) {
-					fmt.Fprintln(env.Stdout, l)
-				}
-				fmt.Fprintln(env.Stdout)
-				tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tDETAIL")
-				for _, st := range states {
-					pid, up := "-", "-"
-					if st.PID > 0 {
-						pid = fmt.Sprint(st.PID)
-					}
-					if u := st.Uptime(snap.Time); u > 0 {
-						up = present.RoundDur(u)
-					}
-					detail := st.Reason
-					words := *st
-					words.WaitsForClient = false // the reason says so
-					if d := present.StateDetail(&words); d != string(st.State) {
-						detail = strings.TrimPrefix(strings.TrimPrefix(d, string(st.State)), ", ") + "; " + st.Reason
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", present.VisibleCell(st.Name), st.State, pid, up, st.Restarts, present.VisibleCell(detail))
-				}
-				return tw.Flush()
+instances (NAME#2, …). Needs a running daemon ("mcptray daemon").`
+
+func statusFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print a JSON array with one object per server")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		c, err := app.DialDaemon(ctx)
+		if err != nil {
+			return err
+		}
+		snap, err := c.FetchSnapshot(ctx)
+		if err != nil {
+			return err
+		}
+		states, err := pickStates(snap, args)
+		if err != nil {
+			return err
+		}
+		status := c.Status()
+		if *asJSON {
+			out := make([]serverReport, 0, len(states))
+			for _, st := range states {
+				out = append(out, newServerReport(st, true, snap.Time))
 			}
-		},
-	})
-	register(&command{
-		name:    "logs",
-		args:    "NAME",
-		summary: "print a server's stderr from the running daemon",
-		help: `Prints the last lines (-n, default 100; 0 for every line kept) that server
-NAME wrote to stderr. -f keeps printing new lines until Ctrl-C.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			follow := fs.Bool("f", false, "keep printing new lines as they are written")
-			n := fs.Int("n", 100, "how many of the last lines to print (0: all)")
-			withTime := fs.Bool("t", false, "prefix each line with its time")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) != 1 {
-					return app.Usagef("name one server")
-				}
-				if *n < 0 {
-					return app.Usagef("-n must be 0 or more, not %d", *n)
-				}
-				c, err := app.DialDaemon(ctx)
-				if err != nil {
-					return err
-				}
-				page, err := c.LogPage(ctx, args[0], 0)
-				if err != nil {
-					return err
-				}
-				lines := page.Lines
-				if *n > 0 && len(lines) > *n {
-					lines = lines[len(lines)-*n:]
-				}
-				print := func(l supervisor.LogLine) {
-					// A server's stderr may hold terminal escapes: show them,
-					// do not obey them.
-					if *withTime {
-						fmt.Fprintf(env.Stdout, "%s  %s\n", l.Time.Local().Format("2006-01-02 15:04:05.000"), present.VisibleLine(l.Text))
-						return
-					}
-					fmt.Fprintln(env.Stdout, present.VisibleLine(l.Text))
-				}
-				for _, l := range lines {
-					print(l)
-				}
-				if !*follow {
-					return nil
-				}
-				return c.FollowLog(ctx, args[0], page.Next, print)
+			writeJSON(env.Stdout, out)
+			// The array is the servers; the daemon's own trouble goes
+			// where a script's reader looks for trouble.
+			for _, l := range engineProblems(status) {
+				fmt.Fprintf(env.Stderr, "mcptray status: %s\n", l)
 			}
-		},
-	})
-	for _, verb := range []struct{ name, summary, past string }{
-		{"start", "start servers in the running daemon", "started"},
-		{"stop", "stop servers in the running daemon (they stay stopped)", "stopped"},
-		{"restart", "restart servers in the running daemon", "restarted"},
-	} {
-		register(&command{
-			name:    verb.name,
-			args:    "NAME...",
-			summary: verb.summary,
-			help: `Waits (up to --timeout) until each server has ` + verb.past + ` and prints where it
-is; exits 1 if one did not get there (failed, crash-looping, in backoff).
---no-wait returns once the daemon has the command.`,
-			flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-				noWait := fs.Bool("no-wait", false, "return without waiting for the servers")
-				timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for each server")
-				return func(ctx context.Context, env *app.Env, args []string) error {
-					if len(args) == 0 {
-						return app.Usagef("name at least one server")
-					}
-					return runCommandVerb(ctx, env, verb.name, verb.past, args, !*noWait, *timeout)
-				}
-			},
-		})
+			return nil
+		}
+		info := c.Info()
+		fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n", info.PID, present.RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+		for _, l := range engineProblems(status) {
+			fmt.Fprintln(env.Stdout, l)
+		}
+		fmt.Fprintln(env.Stdout)
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tDETAIL")
+		for _, st := range states {
+			pid, up := "-", "-"
+			if st.PID > 0 {
+				pid = fmt.Sprint(st.PID)
+			}
+			if u := st.Uptime(snap.Time); u > 0 {
+				up = present.RoundDur(u)
+			}
+			detail := st.Reason
+			words := *st
+			words.WaitsForClient = false // the reason says so
+			if d := present.StateDetail(&words); d != string(st.State) {
+				detail = strings.TrimPrefix(strings.TrimPrefix(d, string(st.State)), ", ") + "; " + st.Reason
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", present.VisibleCell(st.Name), st.State, pid, up, st.Restarts, present.VisibleCell(detail))
+		}
+		return tw.Flush()
 	}
-	register(&command{
-		name:    "reload",
-		summary: "make the running daemon read its servers.toml again",
-		help: `Added servers start, removed ones stop, changed ones restart, the rest are
-left alone. A file with a syntax error changes nothing; servers with errors
-are kept but not started (exit 1).`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				if len(args) > 0 {
-					return app.Usagef("takes no arguments")
-				}
-				c, err := app.DialDaemon(ctx)
-				if err != nil {
-					return err
-				}
-				res, err := c.Reload(ctx)
-				if err != nil {
-					return err
-				}
-				for _, d := range res.Diagnostics {
-					fmt.Fprintln(env.Stderr, present.Visible(d))
-				}
-				fmt.Fprintf(env.Stdout, "reloaded %s: %d servers\n", res.ConfigPath, res.Servers)
-				if res.Errors > 0 {
-					fmt.Fprintf(env.Stderr, "mcptray reload: %d errors; those servers do not run (fix them: mcptray config validate)\n", res.Errors)
-					return ExitError{Code: 1}
-				}
-				return nil
-			}
-		},
-	})
 }
 
 // engineProblems says, one line each, what is wrong with the engine itself:

@@ -15,40 +15,34 @@ import (
 	"mcptray/supervisor"
 )
 
-func init() {
-	register(&command{
-		name:    "up",
-		args:    "[NAME...]",
-		summary: "run the configured servers in the foreground, printing each state change",
-		help: `Starts every server (or the named ones) the way the desktop app does:
+const upHelp = `Starts every server (or the named ones) the way the desktop app does:
 login-shell environment, restart with backoff, crash-loop detection. Prints
 one line per state change until Ctrl-C (SIGINT) or SIGTERM, then stops
 every server, and everything they started, and exits 0.
 
 --json prints one JSON object per line: time, server, state, reason, pid
-(while a process runs), restarts, and code (the diagnosis) when there is one.`,
-		flags: func(fs *flag.FlagSet) func(context.Context, *app.Env, []string) error {
-			cfgPath := configFlag(fs)
-			asJSON := fs.Bool("json", false, "print one JSON object per line")
-			return func(ctx context.Context, env *app.Env, args []string) error {
-				cfg, err := app.LoadConfig(env, *cfgPath, false)
-				if err != nil {
-					return err
-				}
-				servers, err := app.SelectServers(cfg, args)
-				if err != nil {
-					return err
-				}
-				if len(servers) == 0 {
-					return app.ConfigError{Err: fmt.Errorf("%s has no servers", cfg.Path)}
-				}
-				opts := app.TerminalEngineOptions(cfg)
-				opts.Logger = app.WarningLogger(env.Stderr, "mcptray up: ")
-				sup := supervisor.New(servers, opts)
-				return runUp(ctx, sup, env.Stdout, *asJSON)
-			}
-		},
-	})
+(while a process runs), restarts, and code (the diagnosis) when there is one.`
+
+func upFlags(fs *flag.FlagSet) runFunc {
+	cfgPath := configFlag(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		cfg, err := app.LoadConfig(env, *cfgPath, false)
+		if err != nil {
+			return err
+		}
+		servers, err := app.SelectServers(cfg, args)
+		if err != nil {
+			return err
+		}
+		if len(servers) == 0 {
+			return app.ConfigError{Err: fmt.Errorf("%s has no servers", cfg.Path)}
+		}
+		opts := app.TerminalEngineOptions(cfg)
+		opts.Logger = app.WarningLogger(env.Stderr, "mcptray up: ")
+		sup := supervisor.New(servers, opts)
+		return runUp(ctx, sup, env.Stdout, *asJSON)
+	}
 }
 
 // runUp runs sup until ctx ends, printing state changes to w.

@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app/present"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -34,11 +35,11 @@ func TestPromptArgumentWithoutDescription(t *testing.T) {
 
 func TestCommandWords(t *testing.T) {
 	s := &supervisor.ServerState{Command: "npx → /usr/bin/npx", ResolvedPath: "/usr/bin/npx", Server: &registry.Server{Command: "npx", Args: []string{"-y", "pkg"}}}
-	if got := commandWords(s); got != "npx  -y pkg  (runs /usr/bin/npx)" {
+	if got := present.CommandWords(s); got != "npx  -y pkg  (runs /usr/bin/npx)" {
 		t.Errorf("resolved: %q", got)
 	}
 	s = &supervisor.ServerState{Command: "/usr/local/bin/mcptray → /usr/local/bin/mcptray", ResolvedPath: "/usr/local/bin/mcptray", Server: &registry.Server{Command: "/usr/local/bin/mcptray"}}
-	if got := commandWords(s); got != "/usr/local/bin/mcptray" {
+	if got := present.CommandWords(s); got != "/usr/local/bin/mcptray" {
 		t.Errorf("identical: %q", got)
 	}
 }
