@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"mcptray/registry"
 )
 
 // Limits on what a diagnosis quotes, so one chatty server cannot bloat a
@@ -32,19 +34,10 @@ func quote(line string) string {
 	return fmt.Sprintf("%q", line)
 }
 
-// safeURL is u without user info and query, which is where people put
-// tokens; the path is kept because it tells /mcp from /sse.
-func safeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.ForceQuery = false
-	u.Fragment = ""
-	return u.String()
-}
+// safeURL is a URL as messages show it: registry.MaskURL, the one mask of
+// the credentials a URL can hold (userinfo, secret query values, the local
+// endpoint's key); the path is kept because it tells /mcp from /sse.
+var safeURL = registry.MaskURL
 
 // scrub replaces the raw URL in an error text by its safe form: Go's
 // url.Error quotes the whole URL, query string and all.

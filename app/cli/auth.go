@@ -83,7 +83,7 @@ func authLoginFlags(fs *flag.FlagSet) runFunc {
 		}
 		ctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		fmt.Fprintf(env.Stderr, "Signing in to %s (%s)…\n", srv.Name, safeURLText(srv.URL))
+		fmt.Fprintf(env.Stderr, "Signing in to %s (%s)…\n", srv.Name, registry.MaskURL(srv.URL))
 		cred, where, err := app.SignIn(ctx, env, srv, &app.SignInOptions{
 			ClientID:          *clientID,
 			ClientSecretEnv:   *secretEnv,
@@ -205,17 +205,4 @@ func authStatusFlags(fs *flag.FlagSet) runFunc {
 		fmt.Fprintf(env.Stdout, "Kept in %s.\n", st.Where())
 		return nil
 	}
-}
-
-// safeURLText is a URL without its userinfo and query values, for messages.
-func safeURLText(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
 }

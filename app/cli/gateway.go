@@ -13,6 +13,7 @@ import (
 	"mcptray/app/present"
 	"mcptray/control"
 	"mcptray/gateway"
+	"mcptray/registry"
 )
 
 const gatewayHelp = `Asks the daemon how clients reach its servers: the local Streamable HTTP
@@ -42,7 +43,7 @@ func gatewayFlags(fs *flag.FlagSet) runFunc {
 		}
 		if !*reveal {
 			for i := range gi.Servers {
-				gi.Servers[i].URL = present.MaskGatewayURL(gi.Servers[i].URL)
+				gi.Servers[i].URL = registry.MaskURL(gi.Servers[i].URL)
 			}
 		}
 		if *asJSON {

@@ -12,6 +12,7 @@ import (
 
 	"mcptray/app/present"
 	"mcptray/control"
+	"mcptray/registry"
 )
 
 // clientsView is a server's Clients tab: the AI client sessions connected
@@ -134,7 +135,7 @@ func (v *clientsView) Set(name string, s control.GatewayServer, ok bool, why str
 
 	reach := "AI clients reach " + name + " through mcptray with: " + strings.Join(s.Command, " ")
 	if s.URL != "" {
-		reach += "\nor at the local URL (its key is a password: `mcptray gateway --reveal` prints it): " + present.MaskGatewayURL(s.URL)
+		reach += "\nor at the local URL (its key is a password: `mcptray gateway --reveal` prints it): " + registry.MaskURL(s.URL)
 	}
 	v.reach.SetText(reach)
 	return title

@@ -12,7 +12,6 @@ import (
 
 	"mcptray/gateway"
 	"mcptray/healthcheck"
-	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
@@ -249,14 +248,6 @@ func PrintNotReady(w io.Writer, e *supervisor.NotReadyError) {
 			fmt.Fprintf(w, "      %s\n", VisibleLine(l.Text))
 		}
 	}
-}
-
-// MaskGatewayURL hides the key at the end of a gateway URL.
-func MaskGatewayURL(u string) string {
-	if i := strings.LastIndexByte(u, '/'); i > 0 && strings.Contains(u, "/mcp/") {
-		return u[:i+1] + registry.Masked
-	}
-	return u
 }
 
 func RoundFine(d time.Duration) string {
