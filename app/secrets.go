@@ -16,12 +16,12 @@ func LiteralSecrets(servers []*registry.Server) []string {
 	var out []string
 	for _, s := range servers {
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-			if secretField(k) && isLiteralSecret(s.Env[k]) {
+			if registry.SecretName(k) && isLiteralSecret(s.Env[k]) {
 				out = append(out, s.Name+" env."+k)
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-			if secretField(k) && isLiteralSecret(s.Headers[k]) {
+			if registry.SecretName(k) && isLiteralSecret(s.Headers[k]) {
 				out = append(out, s.Name+" headers."+k)
 			}
 		}
@@ -31,13 +31,6 @@ func LiteralSecrets(servers []*registry.Server) []string {
 
 func isLiteralSecret(v string) bool {
 	return len((&registry.Server{Env: map[string]string{"v": v}}).Secrets()) > 0
-}
-
-// secretField reports whether an env or header name holds a credential
-// (API_KEY, GITHUB_TOKEN, Authorization, …): only those are moved to the
-// keyring; LOG_LEVEL=debug stays in servers.toml.
-func secretField(name string) bool {
-	return registry.SecretName(name) || strings.EqualFold(name, "Authorization")
 }
 
 // KeepSecrets moves s's literal secrets (env and header values under
@@ -89,7 +82,7 @@ func MoveToKeyring(servers []*registry.Server, st secrets.Store) *MovedSecrets {
 	}
 	for _, s := range servers {
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-			if v := s.Env[k]; secretField(k) && isLiteralSecret(v) {
+			if v := s.Env[k]; registry.SecretName(k) && isLiteralSecret(v) {
 				n := name(s.Name, k)
 				m.values[n] = v
 				s.Env[k] = "${keyring:" + n + "}"
@@ -97,7 +90,7 @@ func MoveToKeyring(servers []*registry.Server, st secrets.Store) *MovedSecrets {
 		}
 		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 			v := s.Headers[k]
-			if !secretField(k) || !isLiteralSecret(v) {
+			if !registry.SecretName(k) || !isLiteralSecret(v) {
 				continue
 			}
 			n := name(s.Name, k)

@@ -477,22 +477,12 @@ func secretHints(s *registry.Server) map[string][]string {
 	out := map[string][]string{}
 	for key, m := range map[string]map[string]string{"env": s.Env, "headers": s.Headers} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if v := m[k]; v != "" && app.MaskSecret(v) != v && looksSecret(k) {
+			if v := m[k]; v != "" && app.MaskSecret(v) != v && registry.SecretName(k) {
 				out[key] = append(out[key], fmt.Sprintf("%s holds a literal secret: write ${env:VAR} so it stays out of servers.toml.", k))
 			}
 		}
 	}
 	return out
-}
-
-func looksSecret(key string) bool {
-	k := strings.ToLower(key)
-	for _, w := range []string{"token", "secret", "key", "password", "authorization", "auth"} {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // editServer opens the form for a server ("" adds a new one; duplicate

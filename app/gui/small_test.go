@@ -160,3 +160,21 @@ func TestTrayCountsClients(t *testing.T) {
 		t.Error("Stop all servers and quit did nothing")
 	}
 }
+
+// TestSecretHintsFollowTheOneRule: the form warns about the keys `mcptray
+// import` warns about (registry.SecretName), a session cookie included, and
+// not about a reference or a plain setting.
+func TestSecretHintsFollowTheOneRule(t *testing.T) {
+	s := &registry.Server{Name: "x", Command: "x", Env: map[string]string{
+		"SESSION_COOKIE": "c0ffee-literal",
+		"API_TOKEN":      "${env:API_TOKEN}",
+		"LOG_LEVEL":      "debug",
+	}}
+	hints := secretHints(s)["env"]
+	if len(hints) != 1 || !strings.HasPrefix(hints[0], "SESSION_COOKIE holds a literal secret") {
+		t.Errorf("hints %q, want one for SESSION_COOKIE", hints)
+	}
+	if !registry.SecretName("SESSION_COOKIE") || registry.SecretName("LOG_LEVEL") {
+		t.Errorf("the registry's rule changed under the form")
+	}
+}
