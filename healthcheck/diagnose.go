@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"mcptray/internal/human"
 	"mcptray/registry"
 )
 
@@ -326,10 +327,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// roundWait prints a wait at a precision a person reads: "9s", "450ms".
-func roundWait(d time.Duration) string {
-	if d >= time.Second {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
+// roundWait prints a wait at a precision a person reads (human.Duration,
+// the one rule for waits: "9s", "450ms").
+var roundWait = human.Duration

@@ -103,7 +103,7 @@ func printGateway(w io.Writer, gi *control.GatewayInfo) {
 		fmt.Fprintf(w, "  stdio    %s\n", strings.Join(s.Command, " "))
 		u := s.Usage
 		if u.Sampled > 0 {
-			fmt.Fprintf(w, "  requests %d relayed, p50 %s, p95 %s\n", u.Sampled, present.RoundFine(u.P50), present.RoundFine(u.P95))
+			fmt.Fprintf(w, "  requests %d relayed, p50 %s, p95 %s\n", u.Sampled, present.FormatLatency(u.P50), present.FormatLatency(u.P95))
 		}
 		if len(s.Sessions) == 0 {
 			fmt.Fprintln(w, "  no client sessions")
@@ -133,7 +133,7 @@ func printFrame(w io.Writer, f gateway.Frame, asJSON bool) {
 	}
 	took := ""
 	if f.Took > 0 {
-		took = " (" + present.RoundFine(f.Took) + ")"
+		took = " (" + present.FormatLatency(f.Took) + ")"
 	}
 	who := f.Session
 	if who == "" {

@@ -12,6 +12,7 @@ import (
 	"mcptray/app"
 	"mcptray/app/present"
 	"mcptray/control"
+	"mcptray/internal/human"
 	"mcptray/supervisor"
 )
 
@@ -54,7 +55,7 @@ func statusFlags(fs *flag.FlagSet) runFunc {
 			return nil
 		}
 		info := c.Info()
-		fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n", info.PID, present.RoundDur(snap.Time.Sub(info.Started)), info.ConfigPath)
+		fmt.Fprintf(env.Stdout, "daemon pid %d, up %s, config %s\n", info.PID, human.Duration(snap.Time.Sub(info.Started)), info.ConfigPath)
 		for _, l := range engineProblems(status) {
 			fmt.Fprintln(env.Stdout, l)
 		}
@@ -67,7 +68,7 @@ func statusFlags(fs *flag.FlagSet) runFunc {
 				pid = fmt.Sprint(st.PID)
 			}
 			if u := st.Uptime(snap.Time); u > 0 {
-				up = present.RoundDur(u)
+				up = human.Duration(u)
 			}
 			detail := st.Reason
 			words := *st

@@ -3,6 +3,7 @@ package present
 import (
 	"fmt"
 	"mcptray/healthcheck"
+	"mcptray/internal/human"
 	"mcptray/registry/clients"
 	"mcptray/supervisor"
 	"time"
@@ -57,9 +58,9 @@ func Details(s *supervisor.ServerState, now time.Time) []Detail {
 	}
 	proc := ""
 	if s.PID > 0 {
-		proc = fmt.Sprintf("pid %d, up %s", s.PID, RoundDur(s.Uptime(now)))
+		proc = fmt.Sprintf("pid %d, up %s", s.PID, human.Duration(s.Uptime(now)))
 	} else if !s.StartedAt.IsZero() {
-		proc = "connected " + RoundDur(s.Uptime(now)) + " ago"
+		proc = "connected " + human.Duration(s.Uptime(now)) + " ago"
 	}
 	restarts := fmt.Sprint(s.Restarts)
 	if s.Server != nil && s.Server.IsRemote() {

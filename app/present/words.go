@@ -12,6 +12,7 @@ import (
 
 	"mcptray/gateway"
 	"mcptray/healthcheck"
+	"mcptray/internal/human"
 	"mcptray/supervisor"
 )
 
@@ -59,7 +60,7 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 				verb = "reconnect"
 			}
 			if left := s.NextAttempt.Sub(now); left > 0 {
-				parts = append(parts, verb+" in "+RoundDur(left.Round(time.Second)))
+				parts = append(parts, verb+" in "+human.Duration(left))
 			} else {
 				parts = append(parts, verb+" now")
 			}
@@ -109,7 +110,7 @@ func demandWords(s *supervisor.ServerState, now time.Time) []string {
 	}
 	if s.Live() && s.IdleStop > 0 && !s.LastUse.IsZero() {
 		if left := s.LastUse.Add(s.IdleStop).Sub(now); left > 0 {
-			parts = append(parts, "idle stop in "+RoundDur(left.Round(time.Second)))
+			parts = append(parts, "idle stop in "+human.Duration(left))
 		}
 	}
 	if s.WaitsForClient {
@@ -164,20 +165,6 @@ func FormatLatency(d time.Duration) string {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.2f s", d.Seconds())
-}
-
-func RoundDur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	}
-	return d.Round(time.Minute).String()
 }
 
 // EraWords is "modern 2026-07-28" or "legacy 2025-11-25".
@@ -248,16 +235,6 @@ func PrintNotReady(w io.Writer, e *supervisor.NotReadyError) {
 			fmt.Fprintf(w, "      %s\n", VisibleLine(l.Text))
 		}
 	}
-}
-
-func RoundFine(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(10 * time.Microsecond).String()
-	}
-	return d.Round(time.Millisecond).String()
 }
 
 // HealthCheckFrame says whether a trace frame is mcptray's own liveness

@@ -1,9 +1,11 @@
 package present
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"mcptray/internal/human"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -28,5 +30,16 @@ func TestStateDetailDemand(t *testing.T) {
 		if got := StateDetailAt(&tt.st, now); got != tt.want {
 			t.Errorf("%s %s: %q, want %q", tt.st.Name, tt.st.State, got, tt.want)
 		}
+	}
+}
+
+// TestWaitReadsAsInTheState: the window's "restart in …" says the wait as
+// the supervisor's reason does ("trying again in 3.2s"), not rounded apart.
+func TestWaitReadsAsInTheState(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	st := supervisor.ServerState{Name: "b", Server: &registry.Server{Name: "b", Command: "x"}, State: supervisor.StateBackoff,
+		NextAttempt: now.Add(3240 * time.Millisecond)}
+	if got, want := StateDetailAt(&st, now), "restart in "+human.Duration(3240*time.Millisecond); !strings.Contains(got, want) || !strings.Contains(got, "3.2s") {
+		t.Errorf("%q, want it to say %q", got, want)
 	}
 }
