@@ -21,7 +21,7 @@ const (
 // degraded with one probe done, or failed) or timeout passes, then stops it
 // and returns the last state of each server, in order.
 func RunCheck(ctx context.Context, cfg *registry.Config, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
-	return runCheckWith(ctx, TerminalEngineOptions(cfg), servers, timeout)
+	return runCheckWith(ctx, NewEngineOptions(cfg, EngineSetup{Terminal: true}), servers, timeout)
 }
 
 // CheckServer checks one server that need not be in any config (the

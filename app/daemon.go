@@ -155,18 +155,17 @@ func PrepareDaemon(env *Env, cfgFlag string, onChange func(supervisor.Snapshot))
 		return nil, err
 	}
 	control.ClearStopped(sock)
-	opts := EngineOptions(cfg)
-	opts.Logger = WarningLogger(env.Stderr, "mcptray daemon: ")
 	var gwMu sync.Mutex
 	var dg *daemonGateway
-	withGateway(opts, func() *gateway.Gateway {
+	opts := NewEngineOptions(cfg, EngineSetup{Gateway: func() *gateway.Gateway {
 		gwMu.Lock()
 		defer gwMu.Unlock()
 		if dg == nil {
 			return nil
 		}
 		return dg.gw
-	})
+	}})
+	opts.Logger = WarningLogger(env.Stderr, "mcptray daemon: ")
 	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf})
 	g, err := startGateway(cfg, eng, logf)
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"mcptray/control"
 	"mcptray/gateway"
 	"mcptray/registry"
-	"mcptray/supervisor"
 )
 
 // daemonGateway is the daemon's gateway: the relay itself, and the local
@@ -29,14 +28,6 @@ type daemonGateway struct {
 	port    int
 	problem string // why not listening
 	exe     string
-}
-
-// withGateway makes the engine options' health check serve the gateway
-// that get returns (made after the engine, which it relays to).
-func withGateway(opts *supervisor.Options, get func() *gateway.Gateway) {
-	if hc, ok := opts.Checker.(*healthChecker); ok {
-		hc.gateway = get
-	}
 }
 
 // startGateway makes the gateway of eng's servers and takes the local

@@ -27,12 +27,14 @@ type Trial struct {
 // environment the desktop app gives servers. handlers answer what the
 // server sends during calls. Close stops it.
 func StartTrial(cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers) *Trial {
-	return StartTrialWith(EngineOptions(cfg), srv, handlers, 0, 0)
+	return StartTrialWith(cfg, srv, EngineSetup{Client: handlers}, 0)
 }
 
-// startTrial starts srv on an engine made with opts; startup, when set,
-// bounds its start; its sessions do not list what skip names.
-func StartTrialWith(opts *supervisor.Options, srv *registry.Server, handlers *healthcheck.ClientHandlers, startup time.Duration, skip healthcheck.Lists) *Trial {
+// StartTrialWith starts srv on an engine built for setup (its Client
+// answers what the server sends during calls); startup, when set, bounds
+// its start.
+func StartTrialWith(cfg *registry.Config, srv *registry.Server, setup EngineSetup, startup time.Duration) *Trial {
+	opts := NewEngineOptions(cfg, setup)
 	srv = srv.Clone()
 	srv.Start, srv.Autostart, srv.Disabled = registry.StartAuto, true, false
 	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
@@ -40,8 +42,6 @@ func StartTrialWith(opts *supervisor.Options, srv *registry.Server, handlers *he
 	if startup > 0 && (opts.StartupTimeout <= 0 || opts.StartupTimeout > startup) {
 		opts.StartupTimeout = startup
 	}
-	hc := opts.Checker.(*healthChecker)
-	hc.opts.Client, hc.opts.Skip = handlers, skip
 	t := &Trial{srv: srv, sup: supervisor.New([]*registry.Server{srv}, opts), done: make(chan struct{})}
 	var ctx context.Context
 	ctx, t.stop = context.WithCancel(context.Background())

@@ -433,7 +433,7 @@ func (o *callOpts) session(ctx context.Context, env *app.Env, cfg *registry.Conf
 	}
 	// The engine outlives ctx: after Ctrl-C the request is cancelled
 	// first, and only then the server stopped.
-	trial := app.StartTrialWith(app.TerminalEngineOptions(cfg), srv, handlers, *o.timeout, o.skip)
+	trial := app.StartTrialWith(cfg, srv, app.EngineSetup{Terminal: true, Client: handlers, Skip: o.skip}, *o.timeout)
 	defer trial.Close()
 	used := false
 	err := trial.Use(ctx, func(ctx context.Context, s *healthcheck.Session) error {

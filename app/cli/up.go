@@ -38,7 +38,7 @@ func upFlags(fs *flag.FlagSet) runFunc {
 		if len(servers) == 0 {
 			return app.ConfigError{Err: fmt.Errorf("%s has no servers", cfg.Path)}
 		}
-		opts := app.TerminalEngineOptions(cfg)
+		opts := app.NewEngineOptions(cfg, app.EngineSetup{Terminal: true})
 		opts.Logger = app.WarningLogger(env.Stderr, "mcptray up: ")
 		sup := supervisor.New(servers, opts)
 		return runUp(ctx, sup, env.Stdout, *asJSON)
