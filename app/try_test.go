@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"image/png"
+	"mcptray/internal/testenv"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,7 +39,7 @@ func TestDrawablePNG(t *testing.T) {
 	dir := os.Getenv("MCPTRAY_TEST_SERVERS")
 	src, err := os.ReadFile(filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "tools", "get-tiny-image.js"))
 	if err != nil {
-		t.Skip("server-everything is not installed")
+		testenv.Need(t, "server-everything (make test installs it)")
 	}
 	m := regexp.MustCompile(`MCP_TINY_IMAGE = "([^"]+)"`).FindSubmatch(src)
 	if m == nil {

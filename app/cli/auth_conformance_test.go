@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"mcptray/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,7 @@ func conformanceTools(t *testing.T) (node, suite string) {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("the conformance suite is not installed (%v); `make test` installs it", err)
 			}
-			t.Skipf("the conformance suite is not installed (%v); `make test` installs it", err)
+			testenv.Need(t, fmt.Sprintf("the conformance suite (%v); `make test` installs it", err))
 		}
 	}
 	if _, err := exec.LookPath("node"); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mcptray/app"
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -60,13 +61,13 @@ func testServers(t *testing.T) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("server-everything not installed (%v); `make test` installs it", err)
 		}
-		t.Skipf("server-everything not installed (%v); `make test` installs it", err)
+		testenv.Need(t, fmt.Sprintf("server-everything (%v); `make test` installs it", err))
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("node not on PATH")
 		}
-		t.Skip("node not on PATH")
+		testenv.Need(t, "node on PATH")
 	}
 	abs, _ := filepath.Abs(everything)
 	return abs
@@ -248,7 +249,7 @@ rl.on('close', () => process.exit(0));
 func TestCheckProbeTimeout(t *testing.T) {
 	bin := mcptrayBinary(t)
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not on PATH")
+		testenv.Need(t, "node on PATH")
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "hang-ping.js")
