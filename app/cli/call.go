@@ -28,11 +28,14 @@ import (
 
 const targetHelp = `TARGET is a server of the config (its NAME), a URL (Streamable HTTP, or the
 old HTTP+SSE transport), or, after the other arguments, "-- COMMAND
-[ARGS...]" for a local server that is not in the config. The server is
-started (or connected to) for this command alone and stopped after it, as
-"mcptray check" does; a running daemon or desktop app is not asked (the
-command starts its own instance of the server). A remote server's stored
-sign-in ("mcptray auth login") is used.`
+[ARGS...]" for a local server that is not in the config. When a daemon
+runs the same config file and serves NAME, the command uses the daemon's
+instance of the server, through its gateway (the call is then in the
+server's protocol trace: "mcptray trace NAME"). Otherwise (a URL, a
+command, no daemon, or a daemon of another config) the server is started
+(or connected to) for this command alone and stopped after it, as "mcptray
+check" does. A remote
+server's stored sign-in ("mcptray auth login") is used.`
 
 const interactionHelp = `While the server works, its progress notifications show as a progress line
 (plain lines when stderr is not a terminal) and its log messages go to
