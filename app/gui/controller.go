@@ -256,6 +256,7 @@ func (c *controller) do(what string, fn func(ctx context.Context) error) {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		if err := fn(ctx); err != nil {
+			//lint:ignore ST1005 a sentence the error dialog shows as it is
 			fyne.Do(func() { c.showError(fmt.Errorf("Could not %s: %w", what, err)) })
 		}
 	}()
