@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // Fields are the parts of a tool's definition that are trusted: what a
@@ -167,8 +168,9 @@ func canonicalNumber(n json.Number) (string, error) {
 	return strconv.FormatFloat(f, 'g', -1, 64), nil
 }
 
-// encodeString writes s as a JSON string, escaping only what JSON needs
-// (and every control character, so none hides in a diff).
+// encodeString writes s as a JSON string, escaping what JSON needs, every
+// control character, and the invisible and bidirectional characters the
+// flags name, so none hides in a diff.
 func encodeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
@@ -185,6 +187,15 @@ func encodeString(b *bytes.Buffer, s string) {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
 			fmt.Fprintf(b, `\u%04x`, r)
+		case isInvisible(r) || isBidi(r):
+			// Escaped, so a diff of definitions shows what a reader of
+			// the text would not see.
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+			} else {
+				fmt.Fprintf(b, `\u%04x`, r)
+			}
 		default:
 			b.WriteRune(r)
 		}

@@ -50,6 +50,9 @@ func TestCanonical(t *testing.T) {
 	if c, _ := tooltrust.Canonical([]byte(`{"description":"<b>&\u2028\u001b"}`)); string(c) != `{"description":"<b>&\u2028\u001b"}` {
 		t.Errorf("escapes: %s", c)
 	}
+	if c, _ := tooltrust.Canonical([]byte("{\"description\":\"a\u200bb\u202ec󠁁é\"}")); string(c) != `{"description":"a\u200bb\u202ec\udb40\udc41é"}` {
+		t.Errorf("invisible characters: %s", c)
+	}
 }
 
 func def(name, desc string) json.RawMessage {
