@@ -153,8 +153,9 @@ func PrepareDaemon(env *Env, cfgFlag string, onChange func(supervisor.Snapshot))
 		return dg.gw
 	}})
 	opts.Logger = WarningLogger(env.Stderr, "mcptray daemon: ")
-	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf})
-	g, err := startGateway(cfg, eng, logf)
+	trust := openTrust(cfg, logf)
+	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf, Trust: trust})
+	g, err := startGateway(cfg, eng, trust, logf)
 	if err != nil {
 		ln.Close()
 		return nil, err

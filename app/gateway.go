@@ -16,6 +16,7 @@ import (
 	"mcptray/control"
 	"mcptray/gateway"
 	"mcptray/registry"
+	"mcptray/registry/tooltrust"
 )
 
 // daemonGateway is the daemon's gateway: the relay itself, and the local
@@ -31,8 +32,8 @@ type daemonGateway struct {
 
 // startGateway makes the gateway of eng's servers and takes the local
 // endpoint's port: the configured one, else the next free one.
-func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ...any)) (*daemonGateway, error) {
-	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), nil)}
+func startGateway(cfg *registry.Config, eng *control.Local, trust *tooltrust.Store, logf func(string, ...any)) (*daemonGateway, error) {
+	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), &gateway.Options{Trust: trust})}
 	d.exe, _ = HeadlessBinary()
 	want, key, err := EndpointPortAndKey(cfg)
 	if err != nil {
@@ -128,4 +129,22 @@ func HeadlessBeside(exe string) string {
 		return sibling
 	}
 	return exe
+}
+
+// openTrust is the store of approved tool definitions beside cfg, which
+// the gateway holds changed tools by. One that cannot be read is said
+// and left out: every tool then reaches the clients, as before approvals.
+func openTrust(cfg *registry.Config, logf func(string, ...any)) *tooltrust.Store {
+	st, err := OpenTrust(cfg)
+	if err != nil {
+		logf("tools are not held for approval: %v", err)
+		return nil
+	}
+	return st
+}
+
+// OpenTrust opens the tool approvals of cfg (tooltrust.PathFor beside its
+// file), with its [settings] approve_new_servers.
+func OpenTrust(cfg *registry.Config) (*tooltrust.Store, error) {
+	return tooltrust.Open(tooltrust.PathFor(cfg.Path), &tooltrust.Options{HoldNewServers: cfg.Settings.ApproveNewServers})
 }
