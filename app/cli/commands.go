@@ -186,6 +186,15 @@ func init() {
 			flags:   reloadFlags,
 		},
 		{
+			name:    "tools",
+			summary: "see, approve and hold the tools mcptray keeps from clients until approved",
+			children: []*command{
+				{name: "diff", args: "[SERVER [TOOL]]", summary: "list the held tools: why, flags for hidden instructions, and the change as a diff", help: toolsDiffHelp, flags: toolsDiffFlags},
+				{name: "approve", args: "SERVER [TOOL]", summary: "approve a held tool as its server lists it now (SERVER alone: all of its held tools)", help: toolsApproveHelp, flags: toolsApproveFlags},
+				{name: "hold", args: "SERVER TOOL", summary: "hold a tool back from every client until it is approved", help: toolsHoldHelp, flags: toolsHoldFlags},
+			},
+		},
+		{
 			name:    "up",
 			args:    "[NAME...]",
 			summary: "run the configured servers in the foreground, printing each state change",
