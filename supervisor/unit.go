@@ -248,6 +248,7 @@ const (
 	outExited                   // ended and the policy says stay stopped
 	outCrash                    // crashed, hung or failed its handshake: maybe retry
 	outTransient                // could not start for want of resources: retry, not a crash
+	outReopen                   // a remote server ended a session that had served: open a new one at once
 )
 
 type outcome struct {
@@ -350,7 +351,7 @@ func (u *unit) run(ctx context.Context) {
 func (u *unit) afterRun(out outcome, srv *registry.Server) (backoff Timer, parked bool) {
 	opts := &u.sup.opts
 	switch out.kind {
-	case outEnded, outLegacy:
+	case outEnded, outLegacy, outReopen:
 	case outFailed:
 		u.set(StateFailed, out.reason, out.diag, nil)
 		return nil, true
