@@ -33,6 +33,7 @@ const (
 	endHandshakeFailed // the server's answers (or a connection error) failed the handshake
 	endDiedOnDiscover  // the process exited on server/discover before initialize
 	endExited          // the process exited on its own
+	endSessionEnded    // a remote server answered that the session is gone
 )
 
 // ending is how an attempt ended: who ended it and what that looked like.
@@ -540,6 +541,14 @@ func (a *attempt) outcome(e ending) outcome {
 			return outcome{kind: outTransient, reason: e.diag.Message, diag: e.diag}
 		}
 		return failed(e.diag)
+	case endSessionEnded:
+		if a.u.restarts.sessionEnded(a.uptime()) {
+			// A server that restarted (or ended the session): the next
+			// session is opened now, as a client would. One that ends
+			// sessions soon after they open is backed off like a crash,
+			// below.
+			return outcome{kind: outReopen, reason: e.diag.Message, diag: e.diag}
+		}
 	case endExited:
 		if e.duringStartup && a.guessLegacy() {
 			return outcome{kind: outLegacy}
@@ -554,7 +563,7 @@ func (a *attempt) outcome(e ending) outcome {
 	switch e.by {
 	case endStartupDeadline:
 		prefix = fmt.Sprintf("mcptray gave up on the handshake after %s: ", roundDuration(a.startupLimit))
-	case endProbeDeadline, endProbeFailures:
+	case endProbeDeadline, endProbeFailures, endSessionEnded:
 		prefix = "unhealthy: "
 	default:
 		prefix = "handshake failed: "

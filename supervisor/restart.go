@@ -14,8 +14,9 @@ type restartPolicy struct {
 	loopCount  int
 	loopWindow time.Duration
 
-	crashes []time.Time // within the crash-loop window
-	attempt int         // consecutive failed starts, for the backoff
+	crashes  []time.Time // within the crash-loop window
+	attempt  int         // consecutive failed starts, for the backoff
+	reopened bool        // a session ended and was reopened at once since the last stable run
 }
 
 func newRestartPolicy(o *Options) restartPolicy {
@@ -24,7 +25,23 @@ func newRestartPolicy(o *Options) restartPolicy {
 
 // reset forgets the history: a person started or restarted the server, or
 // its entry changed.
-func (p *restartPolicy) reset() { p.crashes, p.attempt = nil, 0 }
+func (p *restartPolicy) reset() { p.crashes, p.attempt, p.reopened = nil, 0, false }
+
+// sessionEnded decides whether a remote server's session that the server
+// ended after serving for uptime is opened again at once: yes after a
+// stable run, and once after a shorter one (a server restarted soon after
+// the session began); a second end within the stable run is backed off
+// like a crash (a server that ends every session it opens).
+func (p *restartPolicy) sessionEnded(uptime time.Duration) (now bool) {
+	if uptime >= p.stableRun {
+		p.attempt, p.reopened = 0, false
+	}
+	if p.reopened {
+		return false
+	}
+	p.reopened = true
+	return true
+}
 
 // crashed records a crash at now of a run that lasted uptime, and returns
 // the delay before the next start, or looping when the server crashed too
@@ -32,7 +49,7 @@ func (p *restartPolicy) reset() { p.crashes, p.attempt = nil, 0 }
 // backoff only: a server down for a while is retried for good.
 func (p *restartPolicy) crashed(now time.Time, uptime time.Duration, remote bool) (delay time.Duration, looping bool) {
 	if uptime >= p.stableRun {
-		p.attempt = 0
+		p.attempt, p.reopened = 0, false
 	}
 	p.attempt++
 	if !remote {

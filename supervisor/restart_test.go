@@ -98,3 +98,34 @@ func TestRestartPolicyTransientAndReset(t *testing.T) {
 		t.Errorf("after reset: %s, want the first delay", d)
 	}
 }
+
+// A session the server ended is reopened at once: after a stable run, or
+// the first time after a short one (a server restarted soon after the
+// session began); an end within the stable run of a reopen is backed off
+// (a server that ends every session it opens), until a stable run or a
+// restart by the person.
+func TestRestartPolicySessionEnded(t *testing.T) {
+	p := testPolicy()
+	if !p.sessionEnded(2 * time.Second) {
+		t.Fatal("the first end, 2s into the session: not reopened at once")
+	}
+	if p.sessionEnded(2 * time.Second) {
+		t.Fatal("an end 2s after a reopen: reopened at once again (a server ending every session would be hammered)")
+	}
+	if d, _ := p.crashed(time.Unix(1000, 0), 2*time.Second, true); d != time.Second {
+		t.Fatalf("the backed-off end: delay %s, want the first backoff", d)
+	}
+	if !p.sessionEnded(time.Hour) {
+		t.Fatal("after an hour of service: not reopened at once")
+	}
+	if p.failures() != 0 {
+		t.Errorf("failures %d after a stable run, want 0", p.failures())
+	}
+	if p.sessionEnded(time.Second) {
+		t.Fatal("an end a second after that reopen: reopened at once")
+	}
+	p.reset()
+	if !p.sessionEnded(time.Second) {
+		t.Fatal("after a restart by the person: not reopened at once")
+	}
+}

@@ -15,7 +15,8 @@ type endedSession interface {
 
 // sessionEnded ends the attempt at the first answer that the server ended
 // the session: every later request on it would fail, so the unit is not
-// ready a moment longer and a new session is opened now, rather than after
+// ready a moment longer, and a new session is opened now (no backoff when
+// the session had served for StableRun), rather than after
 // failure_threshold probes.
 func (a *attempt) sessionEnded() ending {
 	d := a.sess.(endedSession).EndedDiagnosis()
@@ -23,5 +24,5 @@ func (a *attempt) sessionEnded() ending {
 		d = &healthcheck.Diagnosis{Code: healthcheck.CodeSessionEnded, Message: "the server ended the session"}
 	}
 	a.u.set(StateUnhealthy, strings.TrimSuffix(d.Message, ".")+"; reconnecting", d, nil)
-	return ending{by: endProbeFailures, diag: d}
+	return ending{by: endSessionEnded, diag: d}
 }

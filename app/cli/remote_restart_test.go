@@ -57,9 +57,9 @@ func everythingOn(t *testing.T, everything string, port int) (stop func()) {
 // A remote Streamable HTTP server restarted under a running session (its
 // session gone): the first request after the restart fails, mcptray opens a
 // new session at that answer instead of after failure_threshold probes
-// (the probe interval here is a minute), and later requests through
-// `mcptray connect` and through the local HTTP endpoint are served; status
-// counts the reconnection.
+// (the probe interval here is a minute) and without a backoff, and later
+// requests through `mcptray connect` and through the local HTTP endpoint
+// are served; status counts the reconnection.
 func TestRemoteSessionReopenedWhenTheServerRestarts(t *testing.T) {
 	everything := testServers(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -72,7 +72,7 @@ func TestRemoteSessionReopenedWhenTheServerRestarts(t *testing.T) {
 
 	d := newDaemonEnv(t)
 	writeFile(t, d.cfg, fmt.Sprintf("[settings]\nprobe_interval = \"60s\"\n\n[servers.ev]\nurl = \"http://127.0.0.1:%d/mcp\"\n", port))
-	d.startDaemon()
+	daemon := d.startDaemon()
 	before := d.waitStatus("ev", "ev ready", func(e statusEntry) bool { return e.State == "ready" })
 	bridged := d.connectClient("ev", "bridged")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -115,6 +115,11 @@ func TestRemoteSessionReopenedWhenTheServerRestarts(t *testing.T) {
 		}
 	}
 	after := d.waitStatus("ev", "ev ready", func(e statusEntry) bool { return e.State == "ready" })
+	// The new session was opened at the answer, not after a backoff: a
+	// restarted server is not a crash.
+	if log := daemon.log(); strings.Contains(log, "reconnecting in") {
+		t.Errorf("the reconnection waited for a backoff:\n%s", log)
+	}
 	if after.Restarts == nil || before.Restarts == nil || *after.Restarts <= *before.Restarts {
 		t.Errorf("restarts before %v, after %v: the reconnection is not counted", before.Restarts, after.Restarts)
 	}
