@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/gateway"
+	"mcptray/registry"
 	"mcptray/registry/tooltrust"
 )
 
@@ -180,5 +181,32 @@ func TestNewServerHeld(t *testing.T) {
 	}
 	if got := callText(t, m.cs, "pid", nil); got == "" || strings.HasPrefix(got, "ERROR") {
 		t.Fatalf("pid after approval: %q", got)
+	}
+}
+
+// TestHeldUnderItsServersName: a share = false server's sessions each get
+// an instance of their own; its tools are held and approved under the
+// configured server's name, not the instance's.
+func TestHeldUnderItsServersName(t *testing.T) {
+	dir := t.TempDir()
+	store, err := tooltrust.Open(filepath.Join(dir, tooltrust.FileName), &tooltrust.Options{HoldNewServers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvAll(t, nil, func(s *registry.Server) { s.Unshared = true }, &gateway.Options{Trust: store})
+	a := e.connectWatched("a")
+	if names := a.tools(t); len(names) != 0 {
+		t.Fatalf("an instance of a new server lists %v", names)
+	}
+	if held := store.HeldTools("t"); !slices.Contains(held, "echo") {
+		t.Fatalf("held under t: %v (all: %+v)", held, store.List())
+	}
+	if err := store.Approve("t", ""); err != nil {
+		t.Fatal(err)
+	}
+	a.awaitList(t, "the instance's tools are listed", func(n []string) bool { return slices.Contains(n, "echo") })
+	// A second session's instance is the same server: nothing is held.
+	if b := e.connectWatched("b"); !slices.Contains(b.tools(t), "echo") {
+		t.Fatal("a second instance's tools are held again")
 	}
 }
