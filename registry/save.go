@@ -67,6 +67,9 @@ func encodeSettings(st Settings) []byte {
 	if st.GatewayPort > 0 {
 		fmt.Fprintf(&b, "gateway_port = %d\n", st.GatewayPort)
 	}
+	if st.Registry != "" {
+		fmt.Fprintf(&b, "registry = %s\n", TOMLString(st.Registry))
+	}
 	return b.Bytes()
 }
 
@@ -79,6 +82,7 @@ func EncodeServer(b *bytes.Buffer, s *Server) {
 		}
 	}
 	str("description", s.Description)
+	str("source", s.Source)
 	str("command", s.Command)
 	if len(s.Args) > 0 {
 		q := make([]string, len(s.Args))
