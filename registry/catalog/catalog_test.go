@@ -2,7 +2,12 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -376,5 +381,32 @@ func TestCheckUpdate(t *testing.T) {
 		if got := CompareVersions(tt.a, tt.b); (got > 0) != (tt.want > 0) || (got < 0) != (tt.want < 0) {
 			t.Errorf("CompareVersions(%s, %s) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestFetchBundleChecksSHA256 serves a file and fetches it with the right
+// and a wrong hash.
+func TestFetchBundleChecksSHA256(t *testing.T) {
+	content := []byte("PK\x03\x04 a bundle's bytes")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(content) }))
+	defer srv.Close()
+	c, _ := New(srv.URL, nil)
+	sum := sha256.Sum256(content)
+	dir := t.TempDir()
+	pk := &Package{RegistryType: "mcpb", Identifier: srv.URL + "/x.mcpb", FileSHA256: hex.EncodeToString(sum[:])}
+	p, err := c.FetchBundle(context.Background(), pk, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(content) {
+		t.Errorf("downloaded %q", got)
+	}
+	os.Remove(p)
+	pk.FileSHA256 = strings.Repeat("0", 64)
+	if _, err := c.FetchBundle(context.Background(), pk, dir); err == nil || !strings.Contains(err.Error(), "not the file the publisher listed") {
+		t.Errorf("wrong hash: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a refused download left %v", left)
 	}
 }
