@@ -138,7 +138,11 @@ func (e *SchemaError) Error() string {
 // (the API's ServerDetail does not require it).
 func (s *ServerJSON) CheckSchema() error {
 	if s.VersionDetail != nil {
-		return &SchemaError{Server: s.Name, Schema: orNone(s.Schema), Reason: "this is the 2025-07-09 snake_case format (version_detail, registry_type), which registries stopped serving in 2025-09; ask the registry for the current entry"}
+		v := orNone(s.Schema)
+		if m := schemaVersionRE.FindStringSubmatch(s.Schema); m != nil {
+			v = m[1]
+		}
+		return &SchemaError{Server: s.Name, Schema: v, Reason: "this is the 2025-07-09 snake_case format (version_detail, registry_type), which registries stopped serving in 2025-09; ask the registry for the current entry"}
 	}
 	if s.Schema == "" {
 		return nil
