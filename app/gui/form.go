@@ -624,7 +624,7 @@ func testWords(st *supervisor.ServerState) (string, bool) {
 	return text, false
 }
 
-// paste fills the form from a client's JSON entry.
+// paste fills the form from a pasted entry (clients.ParseSnippet).
 func (f *serverForm) paste(text string) {
 	s, warnings, err := parsePasted(text)
 	if err != nil {

@@ -549,7 +549,8 @@ func TestServerFormWithCommandAndURL(t *testing.T) {
 	}
 }
 
-// A client's JSON entry pasted fills the form, through the importers.
+// What a person pastes (a client's JSON entry, Codex TOML, a command line)
+// fills the form, through clients.ParseSnippet and the importers.
 func TestServerFormPaste(t *testing.T) {
 	test.NewTempApp(t)
 	for _, tt := range []struct{ name, text, want string }{
@@ -557,6 +558,8 @@ func TestServerFormPaste(t *testing.T) {
 		{"named", `"gh": {"command": "npx", "args": ["x"]},`, "npx|1|gh|"},
 		{"file", `{"mcpServers": {"remote": {"url": "https://example.com/mcp"}, "two": {"command": "y"}}}`, "https://example.com/mcp|0|remote|"},
 		{"remote entry", `{"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}}`, "https://example.com/mcp|0|github|"},
+		{"command line", `GITHUB_TOKEN='${env:GH}' npx -y @modelcontextprotocol/server-github`, "npx|2|server-github|${env:GH}"},
+		{"codex toml", "[mcp_servers.docs]\ncommand = \"uvx\"\nargs = [\"mcp-docs\"]\n", "uvx|1|docs|"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newServerForm(nil, nil)
@@ -574,7 +577,7 @@ func TestServerFormPaste(t *testing.T) {
 		})
 	}
 	f := newServerForm(nil, nil)
-	f.paste("hello")
+	f.paste(`{"command": `)
 	if !strings.HasPrefix(f.testResult.Text, "Nothing pasted: ") {
 		t.Errorf("bad paste: %q", f.testResult.Text)
 	}
