@@ -107,6 +107,11 @@ func TestAddFromRegistryEndToEnd(t *testing.T) {
 		t.Fatalf("call echo: %v\n%s", err, out)
 	}
 
+	out, err = runMcptray(t, project, env, "", "config", "show", "--config", cfg, "everything")
+	if err != nil || !strings.Contains(out, `source = "registry:`+name+"@"+pkg.Version+`"`) || !strings.Contains(out, "added from the MCP Registry") {
+		t.Errorf("config show: %v\n%s", err, out)
+	}
+
 	// Adding it again under the same name is refused, naming the way out.
 	out, err = runMcptray(t, project, env, "", "add", "--config", cfg, "--registry", reg.URL, "--name", "everything", "--no-check", name)
 	if err == nil || !strings.Contains(out, `already has "everything"`) {
@@ -139,5 +144,79 @@ func TestAddSnippetFromStdin(t *testing.T) {
 	out, err = runMcptray(t, t.TempDir(), env, "", "search", "--config", cfg, "--registry", reg.URL, "brave")
 	if err != nil || !strings.Contains(out, "io.modelcontextprotocol.anonymous/brave-search") || !strings.Contains(out, "npm") {
 		t.Fatalf("search: %v\n%s", err, out)
+	}
+}
+
+// packEcho makes the echo bundle of registry/bundle's tests with the
+// official tool (@anthropic-ai/mcpb, installed by make test).
+func packEcho(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("MCPTRAY_TEST_TOOLS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", ".testtools", "node_modules")
+	}
+	tool := filepath.Join(dir, ".bin", "mcpb")
+	_, err := os.Stat(tool)
+	if err == nil {
+		_, err = exec.LookPath("node")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the bundle tool (@anthropic-ai/mcpb) or node is missing (%v); `make test` installs it", err)
+		}
+		t.Skipf("the bundle tool (@anthropic-ai/mcpb) or node is missing (%v); `make test` installs it", err)
+	}
+	work := filepath.Join(t.TempDir(), "echo")
+	if err := os.CopyFS(work, os.DirFS(filepath.Join("..", "..", "registry", "bundle", "testdata", "echo"))); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "echo.mcpb")
+	if b, err := exec.Command(tool, "pack", work, out).CombinedOutput(); err != nil {
+		t.Fatalf("mcpb pack: %v\n%s", err, b)
+	}
+	return out
+}
+
+// TestAddBundleEndToEnd adds a bundle made by the official tool: the
+// required sensitive value is named when missing, kept in the keyring when
+// given; the entry is ready and its tool answers with it.
+func TestAddBundleEndToEnd(t *testing.T) {
+	file := packEcho(t)
+	cfg := filepath.Join(t.TempDir(), "servers.toml")
+	env := addEnv(t)
+	dir := t.TempDir()
+
+	out, err := runMcptray(t, dir, env, "", "add", "--config", cfg, file)
+	if err == nil || !strings.Contains(out, "user_config api_key") || !strings.Contains(out, "--set NAME=VALUE") {
+		t.Fatalf("add without api_key: %v\n%s", err, out)
+	}
+	data := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_DATA_HOME="); ok {
+			data = v
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "mcptray", "bundles")); err == nil {
+		t.Errorf("a refused add unpacked the bundle")
+	}
+
+	out, err = runMcptray(t, dir, env, "", "add", "--config", cfg, "--set", "api_key=sk-bundle-7", file)
+	if err != nil || !strings.Contains(out, "ready") {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "sk-bundle-7") {
+		t.Errorf("the secret is in the output:\n%s", out)
+	}
+	text, _ := os.ReadFile(cfg)
+	if strings.Contains(string(text), "sk-bundle-7") || !strings.Contains(string(text), `ECHO_API_KEY = "${keyring:mcptray-echo.api_key}"`) ||
+		!strings.Contains(string(text), `source = "mcpb:mcptray-echo@1.0.0"`) {
+		t.Errorf("servers.toml:\n%s", text)
+	}
+	if _, err := os.Stat(filepath.Join(data, "mcptray", "bundles", "mcptray-echo", "1.0.0", "server", "index.js")); err != nil {
+		t.Errorf("not unpacked: %v", err)
+	}
+	out, err = runMcptray(t, dir, env, "", "call", "--config", cfg, "mcptray-echo", "echo", `{"message":"from a bundle"}`)
+	if err != nil || !strings.Contains(out, "hello: from a bundle (key set)") {
+		t.Fatalf("call echo: %v\n%s", err, out)
 	}
 }

@@ -79,6 +79,7 @@ func init() {
 				{name: "validate", summary: "check the config; print every error and warning with its position", flags: cmdConfigValidate,
 					help: configValidateHelp},
 				{name: "list", summary: "list the configured servers in file order", flags: cmdConfigList},
+				{name: "show", args: "NAME", summary: "print one server's entry, with where it came from (source)", flags: cmdConfigShow},
 			},
 		},
 		{
