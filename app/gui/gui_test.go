@@ -549,6 +549,20 @@ func TestServerFormWithCommandAndURL(t *testing.T) {
 	}
 }
 
+// An entry added from a catalog keeps its source through an edit in the
+// form, which has no field for it.
+func TestServerFormKeepsSource(t *testing.T) {
+	test.NewTempApp(t)
+	f := newServerForm(nil, nil)
+	f.load(&registry.Server{Name: "everything", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything@2.0.0", "stdio"},
+		Autostart: true, Source: "registry:io.github.modelcontextprotocol/server-everything@2.0.0"})
+	f.description.SetText("edited")
+	s, problems := f.server()
+	if len(problems) != 0 || s.Source != "registry:io.github.modelcontextprotocol/server-everything@2.0.0" || s.Description != "edited" {
+		t.Errorf("server %+v, problems %v", s, problems)
+	}
+}
+
 // What a person pastes (a client's JSON entry, Codex TOML, a command line)
 // fills the form, through clients.ParseSnippet and the importers.
 func TestServerFormPaste(t *testing.T) {
