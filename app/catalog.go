@@ -49,6 +49,9 @@ type AddOptions struct {
 	Kind string
 	// Values by field name (--set NAME=VALUE).
 	Values map[string]string
+	// Keep are the values an entry had (an update): used for the fields
+	// nobody gave a value.
+	Keep map[string]string
 	// Ask asks the person for a field nobody gave; nil asks nothing (a
 	// required one missing is then an error naming it).
 	Ask func(f catalog.Field) (string, error)
@@ -111,6 +114,46 @@ func (o *AddOptions) ask(fields []catalog.Field) error {
 	return nil
 }
 
+// keep gives the fields nobody gave a value the value the entry had.
+func (o *AddOptions) keep(fields []catalog.Field) {
+	for _, f := range fields {
+		v, had := o.Keep[f.Name]
+		if _, given := o.Values[f.Name]; had && !given {
+			if o.Values == nil {
+				o.Values = map[string]string{}
+			}
+			o.Values[f.Name] = v
+		}
+	}
+}
+
+// unknownValues warns of --set names no field has (a typo would
+// otherwise be dropped without a word).
+func (o *AddOptions) unknownValues(fields []catalog.Field) []string {
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f.Name] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(o.Values)) {
+		if !known[k] {
+			out = append(out, fmt.Sprintf("--set %s: the server declares no value of that name (it has: %s)", k, fieldNames(fields)))
+		}
+	}
+	return out
+}
+
+func fieldNames(fields []catalog.Field) string {
+	if len(fields) == 0 {
+		return "none"
+	}
+	var n []string
+	for _, f := range fields {
+		n = append(n, f.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
 // PlanRegistryAdd makes the entry for ref (NAME or NAME@VERSION) from the
 // registry c reads.
 func PlanRegistryAdd(ctx context.Context, c *catalog.Client, ref string, o *AddOptions) (*Addition, *catalog.Response, error) {
@@ -132,6 +175,8 @@ func PlanRegistryAdd(ctx context.Context, c *catalog.Client, ref string, o *AddO
 	if ch.Kind() == "mcpb" {
 		return planRegistryBundle(ctx, c, r, ch, o)
 	}
+	unknown := o.unknownValues(ch.Fields())
+	o.keep(ch.Fields())
 	if err := o.ask(ch.Fields()); err != nil {
 		return nil, r, err
 	}
@@ -139,7 +184,7 @@ func PlanRegistryAdd(ctx context.Context, c *catalog.Client, ref string, o *AddO
 	if err != nil {
 		return nil, r, err
 	}
-	return &Addition{Servers: []*registry.Server{p.Server}, Secrets: p.Secrets, Warnings: p.Warnings}, r, nil
+	return &Addition{Servers: []*registry.Server{p.Server}, Secrets: p.Secrets, Warnings: append(p.Warnings, unknown...)}, r, nil
 }
 
 // planRegistryBundle downloads the registry's bundle, checks its hash and
@@ -188,6 +233,7 @@ func PlanBundleAdd(ctx context.Context, path string, o *AddOptions) (*Addition, 
 	if err := b.Check(&bundle.Host{Resolve: o.resolve(ctx)}); err != nil {
 		return nil, err
 	}
+	unknown := o.unknownValues(b.Manifest.Fields())
 	if err := o.ask(b.Manifest.Fields()); err != nil {
 		return nil, err
 	}
@@ -196,7 +242,7 @@ func PlanBundleAdd(ctx context.Context, path string, o *AddOptions) (*Addition, 
 	if err != nil {
 		return nil, err
 	}
-	a := &Addition{Servers: []*registry.Server{p.Server}, Secrets: p.Secrets, Warnings: p.Warnings, Folder: folder, bundleDir: dir}
+	a := &Addition{Servers: []*registry.Server{p.Server}, Secrets: p.Secrets, Warnings: append(p.Warnings, unknown...), Folder: folder, bundleDir: dir}
 	a.unpack = func() error {
 		b, err := bundle.Open(path)
 		if err != nil {

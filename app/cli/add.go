@@ -217,15 +217,12 @@ func planUpdate(ctx context.Context, env *app.Env, cfg *registry.Config, o *addO
 	}
 	// The values the entry has keep applying: its env and headers by name
 	// (secrets stay the keyring references they are).
+	ao.Keep = map[string]string{}
 	for k, v := range old.Env {
-		if _, set := ao.Values[k]; !set {
-			ao.Values[k] = v
-		}
+		ao.Keep[k] = v
 	}
 	for k, v := range old.Headers {
-		if _, set := ao.Values[k]; !set {
-			ao.Values[k] = v
-		}
+		ao.Keep[k] = v
 	}
 	ao.Name = old.Name
 	if ao.Kind == "" {

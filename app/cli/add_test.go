@@ -220,3 +220,48 @@ func TestAddBundleEndToEnd(t *testing.T) {
 		t.Fatalf("call echo: %v\n%s", err, out)
 	}
 }
+
+// TestAddUpdateKeepsValues adds an older registry version (not checked: it
+// would download the package), then --update finds the newer one and
+// replaces the entry, its secret still the keyring reference it was.
+func TestAddUpdateKeepsValues(t *testing.T) {
+	reg := catalogtest.Serve(t, filepath.Join("..", "..", "registry", "catalog", "testdata", "registry", "servers"))
+	cfg := filepath.Join(t.TempDir(), "servers.toml")
+	env := addEnv(t)
+	dir := t.TempDir()
+	name := "io.github.domdomegg/airtable-mcp-server"
+
+	out, err := runMcptray(t, dir, env, "", "add", "--config", cfg, "--registry", reg.URL, "--no-check",
+		"--set", "AIRTABLE_API_KEY=pat123.abc123", "--set", "AIRTABLE_KEY=typo", name+"@1.7.2")
+	if err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "--set AIRTABLE_KEY: the server declares no value of that name (it has: AIRTABLE_API_KEY)") {
+		t.Errorf("no warning for the typo:\n%s", out)
+	}
+	if strings.Contains(out, "pat123") {
+		t.Errorf("the secret is in the output:\n%s", out)
+	}
+	out, err = runMcptray(t, dir, env, "", "secret", "get", "airtable-mcp-server.AIRTABLE_API_KEY")
+	if err != nil || strings.TrimSpace(out) != "pat123.abc123" {
+		t.Fatalf("the secret was not kept: %v\n%s", err, out)
+	}
+
+	out, err = runMcptray(t, dir, env, "", "add", "--config", cfg, "--registry", reg.URL, "--no-check", "--update", "airtable-mcp-server")
+	if err == nil || !strings.Contains(out, "has 1.7.3") || !strings.Contains(out, "--yes") {
+		t.Fatalf("--update without a terminal or --yes: %v\n%s", err, out)
+	}
+	out, err = runMcptray(t, dir, env, "", "add", "--config", cfg, "--registry", reg.URL, "--no-check", "--update", "airtable-mcp-server", "--yes")
+	if err != nil {
+		t.Fatalf("--update --yes: %v\n%s", err, out)
+	}
+	c, err := registry.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server("airtable-mcp-server")
+	if s == nil || s.Source != "registry:"+name+"@1.7.3" || strings.Join(s.Args, " ") != "-y airtable-mcp-server@1.7.3" ||
+		s.Env["AIRTABLE_API_KEY"] != "${keyring:airtable-mcp-server.AIRTABLE_API_KEY}" {
+		t.Fatalf("updated entry: %+v\n%s", s, c.Saved())
+	}
+}
