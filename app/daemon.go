@@ -24,7 +24,12 @@ func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Dura
 		return c, err
 	}
 	child, err := startDaemon(sock, cfgFlag)
-	if err != nil {
+	switch {
+	case errors.Is(err, control.ErrAlreadyRunning):
+		// Another process's daemon came up meanwhile: wait for it as for
+		// one of ours.
+		child = nil
+	case err != nil:
 		// Another process's daemon may have come up meanwhile.
 		if c, derr := dialSocket(ctx, sock); derr == nil {
 			return c, nil
@@ -37,7 +42,11 @@ func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Dura
 		if err == nil || !errors.Is(err, control.ErrNoDaemon) {
 			return c, err
 		}
-		if exited, why := child.exited(); exited {
+		if child == nil {
+			if _, ok := control.RunningDaemon(sock); !ok {
+				return nil, fmt.Errorf("the daemon another process started exited before it answered (its log: %s)", filepath.Join(filepath.Dir(sock), DaemonLogName))
+			}
+		} else if exited, why := child.exited(); exited {
 			// Another process's daemon may have won the socket.
 			if c, err := dialSocket(ctx, sock); err == nil {
 				return c, nil
@@ -45,7 +54,7 @@ func DialOrStartDaemon(ctx context.Context, sock, cfgFlag string, wait time.Dura
 			return nil, fmt.Errorf("the daemon it started exited: %s", why)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the daemon it started did not answer within %s (its log: %s)", wait, child.log)
+			return nil, fmt.Errorf("the daemon it started did not answer within %s (its log: %s)", wait, filepath.Join(filepath.Dir(sock), DaemonLogName))
 		}
 		select {
 		case <-ctx.Done():
@@ -100,7 +109,15 @@ func startDaemon(sock, cfgFlag string) (*startedDaemon, error) {
 		}
 		args = append(args, "--config", cfgFlag)
 	}
-	return startDetachedDaemon(exe, args, filepath.Join(dir, DaemonLogName))
+	d, err := startDetachedDaemon(exe, args, filepath.Join(dir, DaemonLogName))
+	if err != nil {
+		// `daemon --detach` refuses when another process's daemon holds
+		// the lock (it may not answer yet): that one is the daemon.
+		if pid, ok := control.RunningDaemon(sock); ok {
+			return nil, &control.AlreadyRunningError{Socket: sock, PID: pid}
+		}
+	}
+	return d, err
 }
 
 func lastLines(path string, n int) string {

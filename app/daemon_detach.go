@@ -34,10 +34,16 @@ func LaunchDaemon(env *Env, cfgFlag string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := control.Dir()
+	sock, err := control.DefaultSocket()
 	if err != nil {
 		return err
 	}
+	if pid, ok := control.RunningDaemon(sock); ok {
+		// Said here, not in a log nobody reads: the one started would
+		// only find the lock taken and exit.
+		return fmt.Errorf("%w; nothing was started (`mcptray status` shows its servers)", &control.AlreadyRunningError{Socket: sock, PID: pid})
+	}
+	dir := filepath.Dir(sock)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

@@ -2,12 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"mcptray/gateway"
@@ -58,7 +56,7 @@ func URLEntryPort(cfg *registry.Config, want int) (port int, warning string, err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(want)))
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if addrInUse(err) {
 			return 0, "", fmt.Errorf("--url: port %d of mcptray's local endpoint is in use by another program, and no daemon of %s runs: entries naming it would reach that program. Free the port, set gateway_port in [settings] to a free one, or write entries through `mcptray connect` (without --url)", want, cfg.Path)
 		}
 		return 0, "", fmt.Errorf("--url: cannot listen on port %d of mcptray's local endpoint: %w", want, err)

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"mcptray/control"
@@ -46,7 +45,7 @@ func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ..
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
 			errs = append(errs, err)
-			if !errors.Is(err, syscall.EADDRINUSE) {
+			if !addrInUse(err) {
 				break
 			}
 			continue

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"mcptray/internal/wine"
 )
 
 // TestLayout holds the packages under app/ to their roles (ARCHITECTURE.md):
@@ -14,6 +16,7 @@ import (
 // libraries and the window and the command line cannot drift apart by
 // calling into each other.
 func TestLayout(t *testing.T) {
+	wine.Skip(t, "has no Go toolchain for `go list` (the import graph is checked where the tests are built)")
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("the layout check runs `go list`: %v", err)
 	}

@@ -179,3 +179,20 @@ func dial(ctx context.Context, socket string) (net.Conn, error) {
 	var d net.Dialer
 	return d.DialContext(ctx, "unix", socket)
 }
+
+// RunningDaemon reports the daemon that holds the per-user lock of the
+// control socket sock, without taking the socket: ok is false when none
+// does (pid is 0 when the lock's holder wrote none yet).
+func RunningDaemon(sock string) (pid int, ok bool) {
+	lock, err := os.Open(filepath.Join(filepath.Dir(sock), lockName))
+	if err != nil {
+		return 0, false
+	}
+	defer lock.Close()
+	if free, err := registry.TryLock(lock); free || err != nil {
+		return 0, false // (closing the file lets the lock go)
+	}
+	data, _ := os.ReadFile(lock.Name())
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid, true
+}

@@ -172,3 +172,21 @@ func checkOwner(c net.Conn) error {
 func isNoSocket(err error) bool {
 	return errors.Is(err, windows.ERROR_FILE_NOT_FOUND) || errors.Is(err, windows.ERROR_PATH_NOT_FOUND)
 }
+
+// RunningDaemon reports the daemon that holds the per-user lock of the
+// control endpoint sock, without taking it: ok is false when none does
+// (pid is 0 when the lock's holder wrote none yet).
+func RunningDaemon(sock string) (pid int, ok bool) {
+	dir := filepath.Dir(sock)
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer lock.Close()
+	if free, err := registry.TryLock(lock); free || err != nil {
+		return 0, false // (closing the file lets the lock go)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, lockName+".pid"))
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid, true
+}

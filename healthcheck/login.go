@@ -83,7 +83,6 @@ func Login(ctx context.Context, opts *LoginOptions) (*Credential, error) {
 	}
 	flowClient := &http.Client{Timeout: base.Timeout, Transport: meta.wrap(base.Transport)}
 
-	cred := &Credential{Server: srv.URL}
 	var captured *oauth2.Config
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: recv.redirectURL,
@@ -112,19 +111,8 @@ func Login(ctx context.Context, opts *LoginOptions) (*Credential, error) {
 	if o.ClientMetadataURL != "" {
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
 	}
-	if o.ClientID != "" {
-		pc := &oauthex.ClientCredentials{ClientID: o.ClientID}
-		if o.ClientSecretEnv != "" {
-			secret, ok := "", false
-			if o.Lookup != nil {
-				secret, ok = o.Lookup(o.ClientSecretEnv)
-			}
-			if !ok || secret == "" {
-				return nil, fmt.Errorf("the client secret is read from $%s, which is not set", o.ClientSecretEnv)
-			}
-			pc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
-		}
-		cfg.PreregisteredClient = pc
+	if cfg.PreregisteredClient, err = preregisteredClient(&o); err != nil {
+		return nil, err
 	}
 	if len(o.Scopes) > 0 {
 		cfg.ScopeFilter = func([]string) []string { return slices.Clone(o.Scopes) }
@@ -160,24 +148,48 @@ func Login(ctx context.Context, opts *LoginOptions) (*Credential, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sign-in: read the token: %w", err)
 	}
-	cred.Token = tok
-	cred.ClientID = captured.ClientID
-	cred.TokenURL = captured.Endpoint.TokenURL
-	cred.AuthStyle = captured.Endpoint.AuthStyle
-	cred.Scopes = captured.Scopes
-	cred.SignedInAt = o.Now()
-	switch {
-	case cfg.PreregisteredClient != nil && captured.ClientID == o.ClientID:
-		cred.Registration, cred.ClientSecretEnv = "pre-registered", o.ClientSecretEnv
-	case o.ClientMetadataURL != "" && captured.ClientID == o.ClientMetadataURL:
-		cred.Registration = "metadata-document"
-	default:
-		cred.Registration, cred.ClientSecret = "dynamic", captured.ClientSecret
-	}
+	cred := credentialFrom(srv.URL, tok, captured, &o, cfg.PreregisteredClient != nil)
 	if asm := meta.authServer(); asm != nil {
 		cred.Issuer, cred.RevocationURL = asm.Issuer, asm.RevocationEndpoint
 	}
 	return cred, nil
+}
+
+// preregisteredClient is the client mcptray signs in as when the server's
+// entry names one (nil when it does not), its secret read from the
+// environment variable the entry names.
+func preregisteredClient(o *LoginOptions) (*oauthex.ClientCredentials, error) {
+	if o.ClientID == "" {
+		return nil, nil
+	}
+	pc := &oauthex.ClientCredentials{ClientID: o.ClientID}
+	if o.ClientSecretEnv != "" {
+		secret, ok := "", false
+		if o.Lookup != nil {
+			secret, ok = o.Lookup(o.ClientSecretEnv)
+		}
+		if !ok || secret == "" {
+			return nil, fmt.Errorf("the client secret is read from $%s, which is not set", o.ClientSecretEnv)
+		}
+		pc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+	}
+	return pc, nil
+}
+
+// credentialFrom is what a completed flow leaves to keep: the token, and
+// how the client was registered (which decides what a refresh needs).
+func credentialFrom(server string, tok *oauth2.Token, c *oauth2.Config, o *LoginOptions, preregistered bool) *Credential {
+	cred := &Credential{Server: server, Token: tok, ClientID: c.ClientID, TokenURL: c.Endpoint.TokenURL,
+		AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes, SignedInAt: o.Now()}
+	switch {
+	case preregistered && c.ClientID == o.ClientID:
+		cred.Registration, cred.ClientSecretEnv = "pre-registered", o.ClientSecretEnv
+	case o.ClientMetadataURL != "" && c.ClientID == o.ClientMetadataURL:
+		cred.Registration = "metadata-document"
+	default:
+		cred.Registration, cred.ClientSecret = "dynamic", c.ClientSecret
+	}
+	return cred
 }
 
 // proveSignIn connects to the server with h, which runs the flow on the

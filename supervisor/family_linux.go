@@ -301,6 +301,18 @@ func (f *family) look(kind int) census {
 		orphans()
 		walk()
 	}
+	f.noteLocked(member, &c, heirs, selfPgid, selfSid)
+	if (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 && f.cg.empty() {
+		f.gone = true
+		track.remove(f)
+	}
+	return c
+}
+
+// noteLocked fills c from the members a look found (the live ones, the
+// zombies to reap, the groups to signal) and remembers them, their groups
+// and sessions for the next look and for the tracker. f.mu is held.
+func (f *family) noteLocked(member map[int]procStat, c *census, heirs bool, selfPgid, selfSid int) {
 	ids := map[int]bool{f.leader: true}
 	for pid, s := range member {
 		ids[pid], ids[s.pgid], ids[s.sid] = true, true, true
@@ -350,11 +362,6 @@ func (f *family) look(kind int) census {
 	for g := range groups {
 		c.groups = append(c.groups, g)
 	}
-	if (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 && f.cg.empty() {
-		f.gone = true
-		track.remove(f)
-	}
-	return c
 }
 
 // holding says which of the server's pipes pid holds; ok is false when its

@@ -92,29 +92,11 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 	}
 	cmd := newCmd()
 
-	var files []*os.File // child ends, closed after Start
-	closeAll := func(fs ...*os.File) {
-		for _, f := range fs {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
-	inR, inW, err := os.Pipe()
+	inR, inW, outR, outW, errR, errW, err := stdioPipes()
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW, outR, outW)
-		return nil, err
-	}
-	files = append(files, inR, outW, errW)
+	files := []*os.File{inR, outW, errW} // child ends, closed after Start
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 
 	group, err := newProcGroup()
@@ -201,6 +183,30 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// stdioPipes makes the server's stdin, stdout and stderr pipes: each as
+// its read end and write end.
+func stdioPipes() (inR, inW, outR, outW, errR, errW *os.File, err error) {
+	if inR, inW, err = os.Pipe(); err != nil {
+		return
+	}
+	if outR, outW, err = os.Pipe(); err != nil {
+		closeAll(inR, inW)
+		return
+	}
+	if errR, errW, err = os.Pipe(); err != nil {
+		closeAll(inR, inW, outR, outW)
+	}
+	return
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // input is the server's stdin as the health check writes to it: the bytes

@@ -340,54 +340,61 @@ func (u *unit) run(ctx context.Context) {
 			continue
 		}
 
-		out := u.runOnce(ctx, srv)
-		switch out.kind {
-		case outEnded, outLegacy:
-		case outFailed:
-			u.set(StateFailed, out.reason, out.diag, nil)
-			parked = true
-		case outExited:
-			u.set(StateStopped, out.reason, out.diag, nil)
-			parked = true
-		case outTransient:
-			// Not the server's fault: no crash counted, never given up on.
-			delay := u.restarts.transient()
-			next := opts.Clock.Now().Add(delay)
-			// The timer runs before the state says so: whoever sees
-			// "backoff" can count on the retry.
-			backoff = opts.Clock.NewTimer(delay)
-			u.set(StateBackoff, fmt.Sprintf("%s; trying again in %s", strings.TrimSuffix(out.reason, "."), roundDuration(delay)), out.diag,
-				func(st *ServerState) { st.NextAttempt = next })
-		case outCrash:
-			if srv.IsRemote() && out.diag != nil && errors.Is(out.diag, healthcheck.ErrSignInRequired) {
-				// Retrying cannot help until a person signs in, and the
-				// sign-in restarts the server.
-				u.set(StateSignIn, "sign-in required: "+out.diag.Message, out.diag, nil)
-				parked = true
-				continue
-			}
-			if !srv.IsRemote() && srv.RestartPolicy() == registry.RestartNever {
-				u.set(StateStopped, out.reason+" (restart = never)", out.diag, nil)
-				parked = true
-				continue
-			}
-			delay, looping := u.restarts.crashed(opts.Clock.Now(), out.uptime, srv.IsRemote())
-			if looping {
-				u.set(StateCrashLooping, fmt.Sprintf("%s; %d failures within %s, not restarting until started again",
-					out.reason, len(u.restarts.crashes), roundDuration(opts.CrashLoopWindow)), out.diag, nil)
-				parked = true
-				continue
-			}
-			next := opts.Clock.Now().Add(delay)
-			verb := "restarting"
-			if srv.IsRemote() {
-				verb = "reconnecting"
-			}
-			backoff = opts.Clock.NewTimer(delay)
-			u.set(StateBackoff, fmt.Sprintf("%s; %s in %s", out.reason, verb, roundDuration(delay)), out.diag,
-				func(st *ServerState) { st.NextAttempt = next })
-		}
+		backoff, parked = u.afterRun(u.runOnce(ctx, srv), srv)
 	}
+}
+
+// afterRun sets the state an attempt's outcome leads to: the timer of the
+// next attempt when there is one, parked when the unit waits for a command
+// or a config change.
+func (u *unit) afterRun(out outcome, srv *registry.Server) (backoff Timer, parked bool) {
+	opts := &u.sup.opts
+	switch out.kind {
+	case outEnded, outLegacy:
+	case outFailed:
+		u.set(StateFailed, out.reason, out.diag, nil)
+		return nil, true
+	case outExited:
+		u.set(StateStopped, out.reason, out.diag, nil)
+		return nil, true
+	case outTransient:
+		// Not the server's fault: no crash counted, never given up on.
+		delay := u.restarts.transient()
+		next := opts.Clock.Now().Add(delay)
+		// The timer runs before the state says so: whoever sees
+		// "backoff" can count on the retry.
+		backoff := opts.Clock.NewTimer(delay)
+		u.set(StateBackoff, fmt.Sprintf("%s; trying again in %s", strings.TrimSuffix(out.reason, "."), roundDuration(delay)), out.diag,
+			func(st *ServerState) { st.NextAttempt = next })
+		return backoff, false
+	case outCrash:
+		if srv.IsRemote() && out.diag != nil && errors.Is(out.diag, healthcheck.ErrSignInRequired) {
+			// Retrying cannot help until a person signs in, and the
+			// sign-in restarts the server.
+			u.set(StateSignIn, "sign-in required: "+out.diag.Message, out.diag, nil)
+			return nil, true
+		}
+		if !srv.IsRemote() && srv.RestartPolicy() == registry.RestartNever {
+			u.set(StateStopped, out.reason+" (restart = never)", out.diag, nil)
+			return nil, true
+		}
+		delay, looping := u.restarts.crashed(opts.Clock.Now(), out.uptime, srv.IsRemote())
+		if looping {
+			u.set(StateCrashLooping, fmt.Sprintf("%s; %d failures within %s, not restarting until started again",
+				out.reason, len(u.restarts.crashes), roundDuration(opts.CrashLoopWindow)), out.diag, nil)
+			return nil, true
+		}
+		next := opts.Clock.Now().Add(delay)
+		verb := "restarting"
+		if srv.IsRemote() {
+			verb = "reconnecting"
+		}
+		backoff := opts.Clock.NewTimer(delay)
+		u.set(StateBackoff, fmt.Sprintf("%s; %s in %s", out.reason, verb, roundDuration(delay)), out.diag,
+			func(st *ServerState) { st.NextAttempt = next })
+		return backoff, false
+	}
+	return nil, false
 }
 
 // lookupIn looks variables up in an environment list.

@@ -211,10 +211,27 @@ func TestDaemonLogSurvivesItsWriters(t *testing.T) {
 		t.Fatalf("the big log was not rotated intact to daemon.log.1 (%d bytes, %v)", len(b), err)
 	}
 
-	// A second start loses the lock and says so, after the first's lines.
-	if _, errOut, code := d.mcptray("daemon", "--detach"); code != 0 {
-		t.Fatalf("second daemon --detach: exit %d: %s", code, errOut)
+	// A second --detach refuses up front, on its own stderr, and starts
+	// nothing.
+	if out, errOut, code := d.mcptray("daemon", "--detach"); code != 1 || !strings.Contains(errOut, fmt.Sprintf("a daemon is already running (pid %d)", pid)) ||
+		!strings.Contains(errOut, "nothing was started") || out != "" {
+		t.Fatalf("second daemon --detach: exit %d, stdout %q, stderr %q; want exit 1 naming pid %d and saying nothing was started", code, out, errOut, pid)
 	}
+	if pids := d.daemonPIDs(); len(pids) != 1 || pids[0] != pid {
+		t.Fatalf("daemons after a refused --detach: %v, want only %d", pids, pid)
+	}
+	// A daemon that races it (started between that check and the lock)
+	// loses the lock and says so in the log, after the first's lines.
+	logw, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	racer := exec.Command(d.bin, "daemon")
+	racer.Env, racer.Stdout, racer.Stderr = d.env, logw, logw
+	if err := racer.Run(); err == nil {
+		t.Fatal("a second daemon ran beside the first")
+	}
+	logw.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	var log []byte
 	for time.Now().Before(deadline) {
