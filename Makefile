@@ -91,6 +91,9 @@ fuzz:
 	@echo "== fuzz ($(FUZZTIME) inputs each)"
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry/clients -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./registry/clients -run '^$$' -fuzz '^FuzzParseSnippet$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./registry/bundle -run '^$$' -fuzz '^FuzzParseManifest$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./registry/bundle -run '^$$' -fuzz '^FuzzCleanRel$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./healthcheck -run '^$$' -fuzz '^FuzzWireLines$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry/tooltrust -run '^$$' -fuzz '^FuzzCanonical$$' -fuzztime $(FUZZTIME)
 

@@ -4,7 +4,8 @@
 #   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests,
 #                          mingw-w64 for the Windows cross-build
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
-#   ensure-deps.sh tools   the MCP conformance suite and Node 22 into .testtools/
+#   ensure-deps.sh tools   the MCP conformance suite, Node 22 and the MCP bundle
+#                          tool (mcpb) into .testtools/
 #   ensure-deps.sh clients the real AI clients (Claude Code, Gemini CLI, Codex,
 #                          GitHub Copilot CLI, Qwen Code)
 #                          from npm into .testclients/, pinned in testdata/clients
@@ -107,7 +108,7 @@ case "${1:-build}" in
   build) apt_install "${build_pkgs[@]}" ;;
   test) apt_install "${build_pkgs[@]}" "${test_pkgs[@]}" ;;
   npm) npm_install .testservers testdata/npm/package.json "test MCP servers" ;;
-  tools) npm_install .testtools testdata/npm-tools/package.json "the MCP conformance suite and Node 22" ;;
+  tools) npm_install .testtools testdata/npm-tools/package.json "the MCP conformance suite, Node 22 and the MCP bundle tool" ;;
   clients) clients_install ;;
   dist) apt_install "${build_pkgs[@]}" "${dist_pkgs[@]}" ;;
   *) echo "usage: $0 build|test|npm|tools|clients|dist" >&2; exit 2 ;;

@@ -24,7 +24,8 @@ type ServerJSON struct {
 	Restart     RestartPolicy     `json:"restart"`
 	Disabled    bool              `json:"disabled"`
 	Description string            `json:"description,omitempty"`
-	Line        int               `json:"line,omitempty"` // of [servers.NAME] in the file
+	Source      string            `json:"source,omitempty"` // registry:NAME@VERSION, mcpb:NAME@VERSION
+	Line        int               `json:"line,omitempty"`   // of [servers.NAME] in the file
 	Valid       bool              `json:"valid"`
 	Error       string            `json:"error,omitempty"` // why it is not valid
 }
@@ -36,7 +37,7 @@ func (s *Server) JSON() ServerJSON {
 		Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers,
 		Start: s.StartMode(), Autostart: s.StartMode() == StartAuto, Share: new(!s.Unshared),
 		Restart: s.RestartPolicy(), Disabled: s.Disabled,
-		Description: s.Description, Line: s.Line, Valid: s.Valid(),
+		Description: s.Description, Source: s.Source, Line: s.Line, Valid: s.Valid(),
 	}
 	if s.IdleStop > 0 {
 		j.IdleStop = FormatDuration(s.IdleStop)
@@ -57,7 +58,7 @@ func (j *ServerJSON) Server() *Server {
 	s := &Server{
 		Name: j.Name, Command: j.Command, Args: j.Args, Env: j.Env, Cwd: j.Cwd, URL: j.URL,
 		Headers: j.Headers, Autostart: j.Autostart, Unshared: j.Share != nil && !*j.Share, Disabled: j.Disabled,
-		Description: j.Description, Line: j.Line,
+		Description: j.Description, Source: j.Source, Line: j.Line,
 	}
 	if j.Start == StartLazy || j.Start != "" && (j.Start == StartAuto) != j.Autostart {
 		// Autostart says auto or manual by itself; only lazy (or an

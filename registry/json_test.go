@@ -12,7 +12,7 @@ import (
 func fullServer() []*Server {
 	return []*Server{
 		{Name: "local", Command: "npx", Args: []string{"-y", "x"}, Env: map[string]string{"K": "v", "T": "${env:T}"}, Cwd: "~/p",
-			Autostart: true, Restart: RestartAlways, Disabled: true, Description: "d", Line: 7,
+			Autostart: true, Restart: RestartAlways, Disabled: true, Description: "d", Source: "registry:io.github.x/local@1.0.0", Line: 7,
 			Invalid: &ServerError{Server: "local", Field: "cwd", Message: "bad"}},
 		{Name: "remote", URL: "https://x/mcp", TransportName: TransportSSE, Headers: map[string]string{"Authorization": "Bearer t"},
 			Restart: RestartNever, Line: 12, Start: StartLazy, IdleStop: 10 * time.Minute, Unshared: true},

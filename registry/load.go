@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,9 +77,9 @@ func loadWith(path string, read func(string) ([]byte, error)) (*Config, error) {
 
 // Known keys, for unknown-key warnings.
 var (
-	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "approve_new_servers"}
+	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "approve_new_servers", "registry"}
 	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "start", "autostart", "idle_stop", "share",
-		"restart", "disabled", "description"}
+		"restart", "disabled", "description", "source"}
 )
 
 type settingsDoc struct {
@@ -89,6 +90,7 @@ type settingsDoc struct {
 	LogLines       any `toml:"log_lines"`
 	GatewayPort    any `toml:"gateway_port"`
 	ApproveNew     any `toml:"approve_new_servers"`
+	Registry       any `toml:"registry"`
 }
 
 // Parse is Load on bytes already read; path is used in messages only.
@@ -332,6 +334,7 @@ func decodeServer(s *Server, m map[string]any) error {
 	s.Restart = RestartPolicy(str("restart"))
 	s.Disabled = boolean("disabled", false)
 	s.Description = str("description")
+	s.Source = str("source")
 	if err == nil {
 		if _, ok := m["command"]; ok && s.Command == "" {
 			err = bad("command", "must not be empty")
@@ -486,6 +489,14 @@ func parseSettings(d settingsDoc, bad func(field, msg string)) Settings {
 			bad("approve_new_servers", "must be true or false, not "+tomlType(d.ApproveNew))
 		}
 		s.ApproveNewServers = b
+	}
+	if d.Registry != nil {
+		u, ok := d.Registry.(string)
+		if pu, err := url.Parse(u); !ok || err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" {
+			bad("registry", fmt.Sprintf("must be the http(s) URL of an MCP registry such as %q, not %s", DefaultRegistry, tomlValue(d.Registry)))
+		} else {
+			s.Registry = strings.TrimRight(u, "/")
+		}
 	}
 	return s
 }

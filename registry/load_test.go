@@ -222,6 +222,10 @@ func TestParseErrors(t *testing.T) {
 			SeverityError, 2, 3, "settings.gateway_port: must be a port number from 1024 to 65535", ""},
 		{"approve_new_servers a string", "[settings]\napprove_new_servers = \"yes\"\n" + good,
 			SeverityError, 2, 1, "settings.approve_new_servers: must be true or false, not a string", ""},
+		{"registry not a URL", "[settings]\nregistry = \"registry.example.org\"\n" + good,
+			SeverityError, 2, 1, `settings.registry: must be the http(s) URL of an MCP registry such as "https://registry.modelcontextprotocol.io", not "registry.example.org"`, ""},
+		{"source not a string", "[servers.r]\ncommand = \"x\"\nsource = 1\n" + good,
+			SeverityError, 3, 1, "servers.r.source: must be a string, not a number", "r"},
 		{"gateway port a string", "[settings]\ngateway_port = \"39427\"\n" + good,
 			SeverityError, 2, 1, `settings.gateway_port: must be a port number from 1024 to 65535 (no port below 1024: those need privileges), not "39427"`, ""},
 	}

@@ -70,6 +70,9 @@ func encodeSettings(st Settings) []byte {
 	if st.ApproveNewServers {
 		b.WriteString("approve_new_servers = true\n")
 	}
+	if st.Registry != "" {
+		fmt.Fprintf(&b, "registry = %s\n", TOMLString(st.Registry))
+	}
 	return b.Bytes()
 }
 
@@ -82,6 +85,7 @@ func EncodeServer(b *bytes.Buffer, s *Server) {
 		}
 	}
 	str("description", s.Description)
+	str("source", s.Source)
 	str("command", s.Command)
 	if len(s.Args) > 0 {
 		q := make([]string, len(s.Args))

@@ -50,7 +50,8 @@ func fullConfig(path string) *Config {
 	return &Config{
 		Path: path,
 		Settings: Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 1500 * time.Millisecond,
-			StartupTimeout: 2 * time.Minute, LogLimitBytes: 4096, LogLimitLines: 100, GatewayPort: 40123},
+			StartupTimeout: 2 * time.Minute, LogLimitBytes: 4096, LogLimitLines: 100, GatewayPort: 40123,
+			Registry: "https://registry.example.org/mcp"},
 		Servers: []*Server{
 			{Name: "zz-first", Command: `C:\Program Files\node\npx.cmd`, Args: []string{"-y", "pkg@1.0", `quote " and \ back`, "tab\there", "line\nbreak", "ünïcödé"},
 				Env: map[string]string{"TOKEN": "${env:GH_TOKEN}", "weird key": "v", "EMPTY": ""}, Cwd: "~/work",
@@ -62,6 +63,8 @@ func fullConfig(path string) *Config {
 			{Name: "browser", Command: "npx", Start: StartLazy, IdleStop: 90 * time.Minute, Unshared: true},
 			{Name: "idle", Command: "npx", Autostart: true, IdleStop: 10 * time.Minute},
 			{Name: "by-hand", Command: "npx", Start: StartManual},
+			{Name: "from-registry", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything@2.0.0", "stdio"}, Autostart: true,
+				Source: "registry:io.github.modelcontextprotocol/server-everything@2.0.0"},
 		},
 	}
 }

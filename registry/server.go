@@ -75,6 +75,10 @@ type Server struct {
 	Restart     RestartPolicy
 	Disabled    bool
 	Description string
+	// Source says where the entry came from when mcptray wrote it from a
+	// catalog: "registry:NAME@VERSION" (the MCP Registry) or
+	// "mcpb:NAME@VERSION" (an MCP bundle). "" for an entry written by hand.
+	Source string
 
 	// Line is the line of the [servers.NAME] header in the file (0 when the
 	// server did not come from a file).
@@ -132,7 +136,7 @@ func (s *Server) Equal(o *Server) bool {
 		s.TransportName == o.TransportName && maps.Equal(s.Headers, o.Headers) &&
 		s.StartMode() == o.StartMode() && s.IdleStop == o.IdleStop && s.Unshared == o.Unshared &&
 		s.Restart == o.Restart && s.Disabled == o.Disabled &&
-		s.Description == o.Description && errString(s.Invalid) == errString(o.Invalid)
+		s.Description == o.Description && s.Source == o.Source && errString(s.Invalid) == errString(o.Invalid)
 }
 
 // Clone returns a deep copy.
@@ -178,6 +182,9 @@ type Settings struct {
 	// ApproveNewServers holds every tool of a server mcptray has not seen
 	// before until the person approves it (registry/tooltrust).
 	ApproveNewServers bool
+	// Registry is the base URL of the MCP Registry `search` and `add`
+	// read ("" means [DefaultRegistry]); organisations run their own.
+	Registry string
 }
 
 // Defaults for [Settings].
@@ -193,6 +200,8 @@ const (
 	// The range gateway_port may take: no port that needs privileges.
 	MinGatewayPort = 1024
 	MaxGatewayPort = 65535
+	// DefaultRegistry is the official MCP Registry.
+	DefaultRegistry = "https://registry.modelcontextprotocol.io"
 )
 
 // WithDefaults returns s with every zero field set to its default.
@@ -214,6 +223,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.GatewayPort <= 0 {
 		s.GatewayPort = DefaultGatewayPort
+	}
+	if s.Registry == "" {
+		s.Registry = DefaultRegistry
 	}
 	return s
 }

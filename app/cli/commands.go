@@ -18,6 +18,13 @@ func init() {
 			},
 		},
 		{
+			name:    "add",
+			args:    "REGISTRY-NAME[@VERSION] | FILE.mcpb | --json | --update NAME",
+			summary: "add a server from the MCP Registry, an MCP bundle or a pasted snippet, and check it",
+			help:    addHelp,
+			flags:   addFlags,
+		},
+		{
 			name:    "call",
 			args:    "TARGET TOOL [JSON-ARGS]  |  TOOL [JSON-ARGS] -- COMMAND [ARGS...]",
 			command: true,
@@ -72,6 +79,7 @@ func init() {
 				{name: "validate", summary: "check the config; print every error and warning with its position", flags: cmdConfigValidate,
 					help: configValidateHelp},
 				{name: "list", summary: "list the configured servers in file order", flags: cmdConfigList},
+				{name: "show", args: "NAME", summary: "print one server's entry, with where it came from (source)", flags: cmdConfigShow},
 			},
 		},
 		{
@@ -134,6 +142,13 @@ func init() {
 			flags:   cmdUninstall,
 		},
 		{name: "version", summary: "print mcptray's version, commit, build date and build (desktop or headless)", flags: versionFlags},
+		{
+			name:    "search",
+			args:    "[QUERY]",
+			summary: "list the servers of the MCP Registry whose name holds QUERY",
+			help:    searchHelp,
+			flags:   searchFlags,
+		},
 		{
 			name:    "serve-demo",
 			summary: "run the built-in demo MCP server on stdin/stdout",

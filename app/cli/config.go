@@ -181,6 +181,45 @@ func cmdConfigList(fs *flag.FlagSet) runFunc {
 	}
 }
 
+func cmdConfigShow(fs *flag.FlagSet) runFunc {
+	cfgPath := configFlag(fs)
+	asJSON := fs.Bool("json", false, "print the entry as JSON")
+	showSecrets := fs.Bool("show-secrets", false, "show env and header values instead of masking them")
+	return func(_ context.Context, env *app.Env, args []string) error {
+		if len(args) != 1 {
+			return app.Usagef("name one server")
+		}
+		cfg, err := app.LoadConfig(env, *cfgPath, false)
+		if err != nil {
+			return err
+		}
+		s := cfg.Server(args[0])
+		if s == nil {
+			return fmt.Errorf("%s has no server %q", cfg.Path, args[0])
+		}
+		if !*showSecrets {
+			s = s.Redacted()
+		}
+		if *asJSON {
+			writeJSON(env.Stdout, s.JSON())
+			return nil
+		}
+		var b bytes.Buffer
+		registry.EncodeServer(&b, s)
+		fmt.Fprint(env.Stdout, b.String())
+		switch {
+		case strings.HasPrefix(s.Source, "registry:"):
+			fmt.Fprintf(env.Stdout, "# added from the MCP Registry (%s); `mcptray add --update %s` offers a newer version\n", strings.TrimPrefix(s.Source, "registry:"), s.Name)
+		case strings.HasPrefix(s.Source, "mcpb:"):
+			fmt.Fprintf(env.Stdout, "# added from an MCP bundle (%s), unpacked in %s\n", strings.TrimPrefix(s.Source, "mcpb:"), s.Cwd)
+		}
+		if !s.Valid() {
+			fmt.Fprintf(env.Stdout, "# invalid: %v\n", s.Invalid)
+		}
+		return nil
+	}
+}
+
 func envPrefix(env map[string]string) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(env)) {

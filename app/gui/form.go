@@ -295,6 +295,8 @@ func (f *serverForm) server() (*registry.Server, map[string][]string) {
 		// "Start with mcptray" is start = "auto"; unchecked, a lazy or
 		// manual entry stays as it was, spelled as it was.
 		s.IdleStop, s.Unshared = l.IdleStop, l.Unshared
+		// Where the entry came from has no field: an edit keeps it.
+		s.Source = l.Source
 		switch {
 		case s.Autostart && l.Start != "":
 			s.Start = registry.StartAuto
@@ -624,7 +626,7 @@ func testWords(st *supervisor.ServerState) (string, bool) {
 	return text, false
 }
 
-// paste fills the form from a client's JSON entry.
+// paste fills the form from a pasted entry (clients.ParseSnippet).
 func (f *serverForm) paste(text string) {
 	s, warnings, err := parsePasted(text)
 	if err != nil {

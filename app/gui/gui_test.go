@@ -549,7 +549,22 @@ func TestServerFormWithCommandAndURL(t *testing.T) {
 	}
 }
 
-// A client's JSON entry pasted fills the form, through the importers.
+// An entry added from a catalog keeps its source through an edit in the
+// form, which has no field for it.
+func TestServerFormKeepsSource(t *testing.T) {
+	test.NewTempApp(t)
+	f := newServerForm(nil, nil)
+	f.load(&registry.Server{Name: "everything", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything@2.0.0", "stdio"},
+		Autostart: true, Source: "registry:io.github.modelcontextprotocol/server-everything@2.0.0"})
+	f.description.SetText("edited")
+	s, problems := f.server()
+	if len(problems) != 0 || s.Source != "registry:io.github.modelcontextprotocol/server-everything@2.0.0" || s.Description != "edited" {
+		t.Errorf("server %+v, problems %v", s, problems)
+	}
+}
+
+// What a person pastes (a client's JSON entry, Codex TOML, a command line)
+// fills the form, through clients.ParseSnippet and the importers.
 func TestServerFormPaste(t *testing.T) {
 	test.NewTempApp(t)
 	for _, tt := range []struct{ name, text, want string }{
@@ -557,6 +572,8 @@ func TestServerFormPaste(t *testing.T) {
 		{"named", `"gh": {"command": "npx", "args": ["x"]},`, "npx|1|gh|"},
 		{"file", `{"mcpServers": {"remote": {"url": "https://example.com/mcp"}, "two": {"command": "y"}}}`, "https://example.com/mcp|0|remote|"},
 		{"remote entry", `{"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}}`, "https://example.com/mcp|0|github|"},
+		{"command line", `GITHUB_TOKEN='${env:GH}' npx -y @modelcontextprotocol/server-github`, "npx|2|server-github|${env:GH}"},
+		{"codex toml", "[mcp_servers.docs]\ncommand = \"uvx\"\nargs = [\"mcp-docs\"]\n", "uvx|1|docs|"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newServerForm(nil, nil)
@@ -574,7 +591,7 @@ func TestServerFormPaste(t *testing.T) {
 		})
 	}
 	f := newServerForm(nil, nil)
-	f.paste("hello")
+	f.paste(`{"command": `)
 	if !strings.HasPrefix(f.testResult.Text, "Nothing pasted: ") {
 		t.Errorf("bad paste: %q", f.testResult.Text)
 	}

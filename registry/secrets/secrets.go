@@ -135,20 +135,30 @@ func Open(opts *Options) (Store, error) {
 	}
 }
 
-// DefaultFile is the file store's path: $XDG_DATA_HOME/mcptray/secrets.json
-// (~/.local/share on Linux), or the user config folder elsewhere.
+// DefaultFile is the file store's path: secrets.json in [DataDir].
 func DefaultFile() (string, error) {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "mcptray", "secrets.json"), nil
-	}
-	if home, err := os.UserHomeDir(); err == nil && dataUnderHome {
-		return filepath.Join(home, ".local", "share", "mcptray", "secrets.json"), nil
-	}
-	d, err := os.UserConfigDir()
+	d, err := DataDir()
 	if err != nil {
 		return "", fmt.Errorf("find a folder for the secrets file: %w", err)
 	}
-	return filepath.Join(d, "mcptray", "secrets.json"), nil
+	return filepath.Join(d, "secrets.json"), nil
+}
+
+// DataDir is mcptray's data folder (the secrets file, unpacked MCP
+// bundles): $XDG_DATA_HOME/mcptray (~/.local/share/mcptray on Linux), or
+// the user config folder's mcptray elsewhere.
+func DataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "mcptray"), nil
+	}
+	if home, err := os.UserHomeDir(); err == nil && dataUnderHome {
+		return filepath.Join(home, ".local", "share", "mcptray"), nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "mcptray"), nil
 }
 
 func shortErr(err error) string {
