@@ -37,6 +37,9 @@ func ReadSettled(path string) ([]byte, error) {
 		if i > 0 {
 			time.Sleep(settleGap)
 		}
+		if hookSettleRead != nil {
+			hookSettleRead(i)
+		}
 		s, err := readOnce(path)
 		if i > 0 && sameRead(prev, prevErr, s, err) {
 			return s.data, err
@@ -45,6 +48,10 @@ func ReadSettled(path string) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("%s: %w (%d reads, %v apart)", path, ErrUnsettled, settleReads, settleGap)
 }
+
+// hookSettleRead, when a test sets it, runs before each read of
+// ReadSettled (i counts them from 0).
+var hookSettleRead func(i int)
 
 // readOnce is one read of ReadFile, keeping the file's metadata.
 func readOnce(path string) (snapshot, error) {

@@ -19,23 +19,13 @@ func TestReadSettled(t *testing.T) {
 	if got, err := ReadSettled(path); err != nil || string(got) != "[servers.a]\ncommand = \"x\"\n" {
 		t.Fatalf("ReadSettled = %q, %v", got, err)
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			os.WriteFile(path, []byte("# save "+strconv.Itoa(i)+"\n"), 0o600)
-		}
-	}()
+	// A save between every two reads (as a program that keeps rewriting
+	// the file does): never settled.
+	hookSettleRead = func(i int) { os.WriteFile(path, []byte("# save "+strconv.Itoa(i)+"\n"), 0o600) }
 	_, err := ReadSettled(path)
-	close(stop)
-	<-done
+	hookSettleRead = nil
 	if !errors.Is(err, ErrUnsettled) {
-		t.Errorf("a file rewritten without pause: err = %v, want ErrUnsettled", err)
+		t.Errorf("a file rewritten between every two reads: err = %v, want ErrUnsettled", err)
 	}
 	if _, err := ReadSettled(filepath.Join(t.TempDir(), "none.toml")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
