@@ -540,8 +540,11 @@ func TestClaudeCodeThroughTheGateway(t *testing.T) {
 	d := newDaemonEnv(t)
 	writeFile(t, d.cfg, fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
 	d.stopDetachedDaemon()
+	// MCP_TIMEOUT: Claude Code gives a server 30 s to start by default; on
+	// a loaded machine the first bridge's daemon and its Node server can
+	// take longer, which is the machine's doing, not mcptray's.
 	env := append(slices.Clone(d.env), "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NO_COLOR=1", "TERM=dumb")
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NO_COLOR=1", "TERM=dumb", "MCP_TIMEOUT=120000")
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(claude, args...)
 		cmd.Env, cmd.Dir = env, d.dir

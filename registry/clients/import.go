@@ -259,48 +259,7 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 		}
 	}
 	if s.URL != "" {
-		var hv any = m
-		for _, k := range sh.headers {
-			hm, _ := hv.(map[string]any)
-			hv = hm[k]
-		}
-		s.Headers = strMap(hv)
-		if s.Headers == nil {
-			s.Headers = strMap(m["headers"])
-		}
-		s.Headers = unplaceholder(s.Headers)
-		if sh.codex {
-			if v, ok := m["bearer_token_env_var"].(string); ok && v != "" {
-				if s.Headers == nil {
-					s.Headers = map[string]string{}
-				}
-				s.Headers["Authorization"] = "Bearer ${env:" + v + "}"
-			}
-			if hm, ok := m["env_http_headers"].(map[string]any); ok {
-				for k, v := range hm {
-					if s.Headers == nil {
-						s.Headers = map[string]string{}
-					}
-					s.Headers[k] = "${env:" + fmt.Sprint(v) + "}"
-				}
-			}
-		}
-		switch {
-		case typ == "sse":
-			s.TransportName = registry.TransportSSE
-		case typ != "":
-		case sh.httpURL != "" && urlKey == sh.url:
-			// Qwen Code: url is SSE, httpUrl Streamable HTTP.
-			s.TransportName = registry.TransportSSE
-		case urlKey == "url" && (c.ID == "cline" || c.ID == "roo"):
-			// These clients read a url without type as SSE. (Gemini CLI
-			// reads it as Streamable HTTP, falling back to SSE.)
-			s.TransportName = registry.TransportSSE
-		}
-		if s.Command != "" {
-			warn("servers.%s has both a command and a url: the url is ignored", name)
-			s.URL, s.Headers, s.TransportName = "", nil, ""
-		}
+		c.remoteFields(s, m, urlKey, typ, strMap, warn)
 	}
 	unbridge(s)
 	if d, ok := m["disabled"].(bool); ok && d {
@@ -341,6 +300,55 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 		}
 	}
 	return s
+}
+
+// remoteFields reads a remote entry's headers (with Codex's variables for
+// them) and transport into s; a url beside a command is dropped, with a
+// warning.
+func (c *Client) remoteFields(s *registry.Server, m map[string]any, urlKey, typ string, strMap func(any) map[string]string, warn func(string, ...any)) {
+	sh := c.shape
+	var hv any = m
+	for _, k := range sh.headers {
+		hm, _ := hv.(map[string]any)
+		hv = hm[k]
+	}
+	s.Headers = strMap(hv)
+	if s.Headers == nil {
+		s.Headers = strMap(m["headers"])
+	}
+	s.Headers = unplaceholder(s.Headers)
+	if sh.codex {
+		if v, ok := m["bearer_token_env_var"].(string); ok && v != "" {
+			if s.Headers == nil {
+				s.Headers = map[string]string{}
+			}
+			s.Headers["Authorization"] = "Bearer ${env:" + v + "}"
+		}
+		if hm, ok := m["env_http_headers"].(map[string]any); ok {
+			for k, v := range hm {
+				if s.Headers == nil {
+					s.Headers = map[string]string{}
+				}
+				s.Headers[k] = "${env:" + fmt.Sprint(v) + "}"
+			}
+		}
+	}
+	switch {
+	case typ == "sse":
+		s.TransportName = registry.TransportSSE
+	case typ != "":
+	case sh.httpURL != "" && urlKey == sh.url:
+		// Qwen Code: url is SSE, httpUrl Streamable HTTP.
+		s.TransportName = registry.TransportSSE
+	case urlKey == "url" && (c.ID == "cline" || c.ID == "roo"):
+		// These clients read a url without type as SSE. (Gemini CLI
+		// reads it as Streamable HTTP, falling back to SSE.)
+		s.TransportName = registry.TransportSSE
+	}
+	if s.Command != "" {
+		warn("servers.%s has both a command and a url: the url is ignored", s.Name)
+		s.URL, s.Headers, s.TransportName = "", nil, ""
+	}
 }
 
 // unbridge turns `npx -y mcp-remote URL [--header "K: V"]...` (also behind
