@@ -21,3 +21,15 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest is the name of names nearest to name when it is close enough to
+// be a likely typo (at most a third of its length away), else "".
+func Nearest(name string, names []string) string {
+	best, bestD := "", len(name)/3+1
+	for _, n := range names {
+		if d := EditDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
