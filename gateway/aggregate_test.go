@@ -328,3 +328,34 @@ func TestAggregateBadProfile(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A profile has a URL of its own on the local endpoint, with the same key
+// rules as a server's; a 2026-07-28 client is served too.
+func TestAggregateHTTP(t *testing.T) {
+	e := newAggEnv(t, "", testServer(t, "alpha"), testServer(t, "beta"))
+	e.waitReady("alpha", "beta")
+	base := e.serveHTTP(gateway.PeerIsSameUser)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-agg"}, &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "over http"}}, nil
+	}})
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/profile/default/" + testKey}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%s: connecting to the profile's URL: %v", version, err)
+		}
+		if names := toolNames(t, cs); !slices.Contains(names, "alpha__echo") || !slices.Contains(names, "beta__echo") {
+			t.Errorf("%s: tools over http: %v", version, names)
+		}
+		if got := callText(t, cs, "beta__sample", map[string]any{"message": "x"}); got != "sampled: over http" {
+			t.Errorf("%s: sampling through the aggregate over http = %q", version, got)
+		}
+		cs.Close()
+	}
+	for path, want := range map[string]int{"/profile/default/wrong": 401, "/profile/default": 401} {
+		if code, _ := post(t, base+path, nil); code != want {
+			t.Errorf("POST %s: %d, want %d", path, code, want)
+		}
+	}
+}
