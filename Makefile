@@ -84,6 +84,7 @@ fuzz:
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry/clients -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./healthcheck -run '^$$' -fuzz '^FuzzWireLines$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./registry/tooltrust -run '^$$' -fuzz '^FuzzCanonical$$' -fuzztime $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "$$out"; exit 1; fi

@@ -49,6 +49,12 @@ func (e *UnknownError) Error() string {
 	return msg
 }
 
+// Unknown is the error for a name (of kind what: "tool", "prompt") that
+// is not among names (sorted, as offered): it names the nearest ones.
+func Unknown(what, name string, names []string) *UnknownError {
+	return &UnknownError{What: what, Name: name, Nearest: nearest(name, names), All: len(names)}
+}
+
 // nearest returns up to three names close to name: those it is a part of
 // (or that are part of it), then those a few edits away, best first.
 func nearest(name string, names []string) []string {

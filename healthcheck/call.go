@@ -32,7 +32,7 @@ func (s *Session) Tool(name string) (*mcp.Tool, error) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return nil, &UnknownError{What: "tool", Name: name, Nearest: nearest(name, names), All: len(names)}
+	return nil, Unknown("tool", name, names)
 }
 
 // CallResult is a tool's answer.
@@ -109,7 +109,7 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 		for _, p := range s.report.Prompts {
 			names = append(names, p.Name)
 		}
-		return nil, &UnknownError{What: "prompt", Name: name, Nearest: nearest(name, names), All: len(names)}
+		return nil, Unknown("prompt", name, names)
 	}
 	p := s.report.Prompts[i]
 	var known []string

@@ -80,7 +80,7 @@ func loadWith(path string, read func(string) ([]byte, error)) (*Config, error) {
 
 // Known keys, for unknown-key warnings.
 var (
-	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "separator"}
+	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "separator", "approve_new_servers"}
 	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "start", "autostart", "idle_stop", "share",
 		"restart", "disabled", "description"}
 )
@@ -93,6 +93,7 @@ type settingsDoc struct {
 	LogLines       any `toml:"log_lines"`
 	GatewayPort    any `toml:"gateway_port"`
 	Separator      any `toml:"separator"`
+	ApproveNew     any `toml:"approve_new_servers"`
 }
 
 // Parse is Load on bytes already read; path is used in messages only.
@@ -511,6 +512,13 @@ func parseSettings(d settingsDoc, bad func(field, msg string)) Settings {
 		} else {
 			s.Separator = sep
 		}
+	}
+	if d.ApproveNew != nil {
+		b, ok := d.ApproveNew.(bool)
+		if !ok {
+			bad("approve_new_servers", "must be true or false, not "+tomlType(d.ApproveNew))
+		}
+		s.ApproveNewServers = b
 	}
 	return s
 }

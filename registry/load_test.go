@@ -27,6 +27,7 @@ startup_timeout = "1m"
 log_limit = "1MiB"
 log_lines = 500
 gateway_port = 40000
+approve_new_servers = true
 
 [servers.fs]
 command = "npx"
@@ -56,7 +57,7 @@ share     = false
 	if len(cfg.Diagnostics) != 0 {
 		t.Fatalf("unexpected diagnostics: %v", cfg.Diagnostics)
 	}
-	want := Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 5 * time.Second, StartupTimeout: time.Minute, LogLimitBytes: 1 << 20, LogLimitLines: 500, GatewayPort: 40000}
+	want := Settings{ProbeInterval: 15 * time.Second, ProbeTimeout: 5 * time.Second, StartupTimeout: time.Minute, LogLimitBytes: 1 << 20, LogLimitLines: 500, GatewayPort: 40000, ApproveNewServers: true}
 	if cfg.Settings != want {
 		t.Errorf("settings = %+v, want %+v", cfg.Settings, want)
 	}
@@ -68,7 +69,7 @@ share     = false
 		t.Errorf("order = %s", got)
 	}
 	fs := cfg.Server("fs")
-	if fs.Transport() != TransportStdio || fs.Autostart || fs.RestartPolicy() != RestartAlways || fs.Env["PORT"] != "3000" || fs.Cwd != "~/projects" || fs.Line != 10 {
+	if fs.Transport() != TransportStdio || fs.Autostart || fs.RestartPolicy() != RestartAlways || fs.Env["PORT"] != "3000" || fs.Cwd != "~/projects" || fs.Line != 11 {
 		t.Errorf("fs = %+v", fs)
 	}
 	r := cfg.Server("remote")
@@ -219,6 +220,8 @@ func TestParseErrors(t *testing.T) {
 			SeverityError, 2, 1, "settings.gateway_port: must be a port number from 1024 to 65535 (no port below 1024: those need privileges), not 80", ""},
 		{"gateway port too high", "[settings]\n  gateway_port = 70000\n" + good,
 			SeverityError, 2, 3, "settings.gateway_port: must be a port number from 1024 to 65535", ""},
+		{"approve_new_servers a string", "[settings]\napprove_new_servers = \"yes\"\n" + good,
+			SeverityError, 2, 1, "settings.approve_new_servers: must be true or false, not a string", ""},
 		{"gateway port a string", "[settings]\ngateway_port = \"39427\"\n" + good,
 			SeverityError, 2, 1, `settings.gateway_port: must be a port number from 1024 to 65535 (no port below 1024: those need privileges), not "39427"`, ""},
 	}

@@ -115,6 +115,8 @@ probe_timeout   = "10s"   # a probe slower than this counts as failed
 startup_timeout = "60s"   # time a server gets from spawn/connect to ready
 # gateway_port  = 24817   # 127.0.0.1 port of the gateway's URLs for clients (unset: one
 #                         # picked once for you, kept in gateway.port beside this file)
+# approve_new_servers = false  # true: a newly added server's tools reach no client
+#                              # until approved (mcptray tools approve SERVER TOOL)
 
 # mcptray's built-in demo server: a small, real MCP server (tools echo, add,
 # time; one resource; one prompt). Remove it once you have your own.

@@ -79,6 +79,9 @@ func encodeSettings(st Settings) []byte {
 	if st.Separator != "" {
 		fmt.Fprintf(&b, "separator = %s\n", TOMLString(st.Separator))
 	}
+	if st.ApproveNewServers {
+		b.WriteString("approve_new_servers = true\n")
+	}
 	return b.Bytes()
 }
 

@@ -178,6 +178,9 @@ type Settings struct {
 	// Separator joins a server's name and a tool's in an aggregate's
 	// names (SERVER__TOOL); "" is [DefaultSeparator].
 	Separator string
+	// ApproveNewServers holds every tool of a server mcptray has not seen
+	// before until the person approves it (registry/tooltrust).
+	ApproveNewServers bool
 }
 
 // Defaults for [Settings].

@@ -15,6 +15,7 @@
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
 //	GUI: start to tray menu on D-Bus, 1 vs 50 servers; RSS with 20 servers     reported
+//	tool search over 1,000 tools (search.go, alone with -search-only)           p50 ≤ 1 ms
 //	census (census.go, alone with -census-only): check of 1 and of 50 servers
 //	against the bare go-sdk (one client; 50 at once), an idle daemon's CPU     ≤ 1.15x, ≤ 1.3x, ≤ 0.2 %
 //
@@ -68,6 +69,7 @@ func main() {
 	gatewayOnly := flag.Bool("gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
 	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
 	censusOnly := flag.Bool("census-only", false, "measure only the census rows (check of 1 and 50 servers against the go-sdk, an idle daemon)")
+	searchOnly := flag.Bool("search-only", false, "measure only tool search over 1,000 tools")
 	idleFor := flag.Duration("idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
 	flag.Parse()
 
@@ -92,6 +94,14 @@ func main() {
 		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 		fmt.Println("|---|---|---|---|---|")
 		if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+			os.Exit(1)
+		}
+		return
+	}
+	if *searchOnly {
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		if searchBench() {
 			os.Exit(1)
 		}
 		return
@@ -203,6 +213,9 @@ func main() {
 		wire.perSec/1e3, wire.cpu*100, sdk.perSec/1e3, sdk.cpu*100, wire.perSec/sdk.perSec, t)
 
 	if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+		failed = true
+	}
+	if searchBench() {
 		failed = true
 	}
 	if *gui {
