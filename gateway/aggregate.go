@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/gateway/toolsearch"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 )
@@ -305,6 +306,9 @@ func (a *aggSession) route(ctx context.Context, ss *mcp.ServerSession, method st
 	var params mcp.Params
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
+		if o.search != nil && o.search.Handles(p.Name) {
+			return o.search.Call(context.WithValue(ctx, searchCallKey{}, &searchCall{a: a, ss: ss, meta: p.Meta}), p.Name, p.Arguments)
+		}
 		r, ok := o.routeName(o.toolRoutes, p.Name, sep)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
@@ -357,6 +361,11 @@ func (a *aggSession) route(ctx context.Context, ss *mcp.ServerSession, method st
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcptray: %s without its params", method)}
 	}
+	return a.send(ctx, ss, server, method, params, req)
+}
+
+// send is a request for server, as the server is sent it, from session ss.
+func (a *aggSession) send(ctx context.Context, ss *mcp.ServerSession, server, method string, params mcp.Params, req mcp.Request) (mcp.Result, error) {
 	h := a.g.hub(server)
 	cl := a.join(ctx, h, ss)
 	forward := func(ctx context.Context, method string, _ mcp.Request) (mcp.Result, error) {
@@ -364,6 +373,39 @@ func (a *aggSession) route(ctx context.Context, ss *mcp.ServerSession, method st
 	}
 	// The frame is kept in the trace of the server it went to.
 	return healthcheck.TraceMiddleware(h.traceFrame, cl.id, healthcheck.DirClientIn, a.g.opts.Now)(forward)(ctx, method, req)
+}
+
+// searchCall is what call_tool's target is sent with: the session that
+// called, and its request's _meta (its progress token).
+type searchCall struct {
+	a    *aggSession
+	ss   *mcp.ServerSession
+	meta mcp.Meta
+}
+
+type searchCallKey struct{}
+
+// callThroughSearch sends call_tool's target to its server, as a call of
+// the session that asked.
+func callThroughSearch(ctx context.Context, e toolsearch.Entry, args map[string]any) (*mcp.CallToolResult, error) {
+	sc, ok := ctx.Value(searchCallKey{}).(*searchCall)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcptray: call_tool outside an aggregate session"}
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParamsRaw{Meta: sc.meta, Name: e.Tool.Name, Arguments: raw}
+	res, err := sc.a.send(ctx, sc.ss, e.Server, "tools/call", params, &mcp.CallToolRequest{Session: sc.ss, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok {
+		return nil, fmt.Errorf("mcptray: %s answered tools/call with %T", e.Server, res)
+	}
+	return r, nil
 }
 
 // codeResourceNotFound is MCP's error for a resource no server has.

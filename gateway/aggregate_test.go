@@ -359,3 +359,37 @@ func TestAggregateHTTP(t *testing.T) {
 		}
 	}
 }
+
+// A profile with exposure = "search" lists search, describe and call (and
+// its pinned tools); call_tool reaches the server as a call of the session
+// (the server's own requests come back to it).
+func TestAggregateSearchExposure(t *testing.T) {
+	e := newAggEnv(t, "", testServer(t, "alpha"), testServer(t, "beta"))
+	e.gw.SetProfiles("__", []*registry.Profile{{Name: "find", Servers: []string{"alpha", "beta"}, Exposure: registry.ExposureSearch,
+		Tools: map[string]registry.ToolFilter{"alpha": {Pin: []string{"echo"}}, "beta": {Deny: []string{"flood"}}}}})
+	e.waitReady("alpha", "beta")
+	cs := e.connectProfile("find", &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "via search"}}, nil
+	}})
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"search_tools", "describe_tools", "call_tool", "alpha__echo"}) {
+		t.Fatalf("search exposure lists %v", got)
+	}
+	if got := callText(t, cs, "search_tools", map[string]any{"query": "flood"}); strings.Contains(got, "beta__flood") {
+		t.Errorf("a denied tool is found: %s", got)
+	}
+	if got := callText(t, cs, "search_tools", map[string]any{"query": "echo"}); !strings.Contains(got, `"name":"beta__echo"`) {
+		t.Errorf("search_tools echo: %s", got)
+	}
+	if got := callText(t, cs, "call_tool", map[string]any{"name": "beta__echo", "arguments": map[string]any{"message": "found"}}); got != "found" {
+		t.Errorf("call_tool beta__echo: %q", got)
+	}
+	if got := callText(t, cs, "call_tool", map[string]any{"name": "beta__echo", "arguments": map[string]any{"message": 5}}); !strings.HasPrefix(got, "ERROR: call_tool beta__echo:") || !strings.Contains(got, "nothing was sent") {
+		t.Errorf("call_tool with arguments that do not fit: %q", got)
+	}
+	if got := callText(t, cs, "call_tool", map[string]any{"name": "beta__sample", "arguments": map[string]any{"message": "q"}}); got != "sampled: via search" {
+		t.Errorf("sampling under call_tool: %q", got)
+	}
+	if got := callText(t, cs, "alpha__echo", map[string]any{"message": "pinned"}); got != "pinned" {
+		t.Errorf("a pinned tool: %q", got)
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"mcptray/gateway/searchtools"
+	"mcptray/gateway/toolsearch"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -260,6 +262,10 @@ type offer struct {
 	uriRoutes    map[string]string // resource URI -> server
 	tmplRoutes   []templateRoute
 
+	// search, for a profile with exposure = "search", answers the
+	// search, describe and call tools listed in place of the union.
+	search *searchtools.Exposure
+
 	members      []member
 	caps         *mcp.ServerCapabilities
 	instructions string
@@ -429,6 +435,8 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 	var instr []string
 	toolNames, promptNames := namer{sep: sep, taken: map[string]string{}}, namer{sep: sep, taken: map[string]string{}}
 	uriOwner := map[string]string{}
+	search := p.EffectiveExposure() == registry.ExposureSearch
+	var entries []toolsearch.Entry
 	for _, st := range g.profileMembers(p, snap) {
 		m := member{Name: st.Name, State: st.State}
 		ok, why := serves(st)
@@ -459,13 +467,17 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 			if !m.Offered || r.hidden != "" {
 				continue
 			}
+			m.Tools++
+			entries = append(entries, toolsearch.Entry{Name: n, Server: st.Name, Tool: t})
+			if search && !p.Pinned(st.Name, t.Name) {
+				continue // found through search_tools, not listed
+			}
 			nt := *t
 			nt.Name = n
 			if nt.Title == "" {
 				nt.Title = t.Name
 			}
 			o.tools = append(o.tools, &nt)
-			m.Tools++
 		}
 		for _, pr := range cat.Prompts {
 			n := promptNames.name(st.Name, pr.Name, &o.notices)
@@ -513,8 +525,9 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 		}
 		o.members = append(o.members, m)
 	}
-	if p.EffectiveExposure() == registry.ExposureSearch {
-		o.notices = append(o.notices, fmt.Sprintf("profile %s asks for exposure = \"search\", which this build does not offer yet: every allowed tool is listed", name))
+	if search {
+		o.search = searchtools.New(toolsearch.New(entries), callThroughSearch)
+		o.tools = append(o.search.Tools(), o.tools...) // the pinned tools follow the three
 	}
 	o.caps = caps
 	if len(instr) > 0 {
