@@ -520,20 +520,12 @@ func (g *Gateway) followAggregates() {
 	}
 }
 
-// aggregatesUsing reports whether an aggregate session is open.
-func (g *Gateway) aggregatesOpen() bool {
-	g.aggMu.Lock()
-	defer g.aggMu.Unlock()
-	return len(g.aggs) > 0
-}
-
 // relist fetches server name's list again after it said the list changed,
 // for the aggregates (their lists come from the catalogues, not from the
-// server at each request).
+// server at each request), open now or later: a server may add tools just
+// after its handshake (server-everything adds the tools of what its client
+// declared).
 func (h *hub) relist(method string) {
-	if !h.g.aggregatesOpen() {
-		return
-	}
 	st := h.state()
 	if st == nil || st.Report == nil {
 		return

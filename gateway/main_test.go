@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		serveTestServer()
 		return
 	}
+	if os.Getenv("GATEWAY_TEST_DEMO") != "" {
+		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		return
+	}
 	os.Exit(m.Run())
 }
 
