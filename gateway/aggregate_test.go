@@ -393,3 +393,20 @@ func TestAggregateSearchExposure(t *testing.T) {
 		t.Errorf("a pinned tool: %q", got)
 	}
 }
+
+// connectTo is a session of server name alone, over pipes.
+func (e *aggEnv) connectTo(name string) *mcp.ClientSession {
+	e.t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	st := gateway.LineTransport(sr, sw, sw)
+	go func() { _ = e.gw.Serve(e.ctx, name, st, gateway.Peer{Via: "stdio", PID: 1}) }()
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "one"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, e.session)
+	if err != nil {
+		e.t.Fatalf("connecting to %s: %v", name, err)
+	}
+	e.t.Cleanup(func() { cw.Close(); cr.Close() })
+	return cs
+}
