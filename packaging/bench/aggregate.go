@@ -5,9 +5,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
