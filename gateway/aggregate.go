@@ -311,6 +311,10 @@ func (a *aggSession) route(ctx context.Context, ss *mcp.ServerSession, method st
 		}
 		r, ok := o.routeName(o.toolRoutes, p.Name, sep)
 		if !ok {
+			if both := o.namesOf(o.toolRoutes, p.Name); len(both) > 1 {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+					"mcptray: %q is a tool of more than one server of profile %s: call it as one of %v", p.Name, a.profile, both)}
+			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"mcptray: profile %s has no tool %q (its servers: %v; tool names are SERVER%sTOOL)", a.profile, p.Name, o.memberNames(), sep)}
 		}

@@ -172,6 +172,14 @@ func TestAggregateNamespacesAndRoutes(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "beta__flood", Arguments: map[string]any{"count": 1}}); err == nil || !strings.Contains(err.Error(), "hidden by profile work") {
 		t.Errorf("a denied tool: %v", err)
 	}
+	// A server's own name reaches it when no other server of the profile
+	// has that name; else the error names the choices.
+	if got := callText(t, cs, "sample", map[string]any{"message": "own"}); got != "sampled: answer to own" {
+		t.Errorf("sample (only alpha offers it: beta's is denied): %q", got)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "x"}}); err == nil || !strings.Contains(err.Error(), "call it as one of [alpha__echo beta__echo]") {
+		t.Errorf("an ambiguous bare name: %v", err)
+	}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "nope__echo"}); err == nil || !strings.Contains(err.Error(), `profile work has no tool "nope__echo"`) {
 		t.Errorf("an unknown tool: %v", err)
 	}

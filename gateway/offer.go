@@ -637,6 +637,20 @@ func (o *offer) routeName(routes map[string]route, name, sep string) (route, boo
 			return route{server: m.Name, name: rest}, true
 		}
 	}
+	// A server's own name (a client configured for the server alone, a
+	// suite that knows its tools) reaches it when it is the only one of
+	// the profile with that name.
+	var found route
+	n := 0
+	for _, r := range routes {
+		if r.name == name && r.hidden == "" {
+			found = r
+			n++
+		}
+	}
+	if n == 1 {
+		return found, true
+	}
 	return route{}, false
 }
 
@@ -647,4 +661,17 @@ func (o *offer) memberNames() []string {
 		out = append(out, m.Name)
 	}
 	return slices.Clip(out)
+}
+
+// namesOf are the aggregate's names of the tools (or prompts) servers call
+// name and the profile offers, sorted.
+func (o *offer) namesOf(routes map[string]route, name string) []string {
+	var out []string
+	for n, r := range routes {
+		if r.name == name && r.hidden == "" {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
