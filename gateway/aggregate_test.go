@@ -46,6 +46,12 @@ func newAggEnv(t testing.TB, catalogues string, servers ...*registry.Server) *ag
 	if catalogues == "" {
 		catalogues = t.TempDir()
 	}
+	return newAggEnvWith(t, &gateway.Options{CatalogueDir: catalogues}, servers...)
+}
+
+func newAggEnvWith(t testing.TB, opts *gateway.Options, servers ...*registry.Server) *aggEnv {
+	t.Helper()
+	catalogues := opts.CatalogueDir
 	var gw *gateway.Gateway
 	var mu sync.Mutex
 	ch := &checker{gw: func() *gateway.Gateway { mu.Lock(); defer mu.Unlock(); return gw }}
@@ -56,7 +62,7 @@ func newAggEnv(t testing.TB, catalogues string, servers ...*registry.Server) *ag
 	}
 	sup := supervisor.New(servers, so)
 	mu.Lock()
-	gw = gateway.New(sup, &gateway.Options{CatalogueDir: catalogues})
+	gw = gateway.New(sup, opts)
 	mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -417,4 +423,61 @@ func (e *aggEnv) connectTo(name string) *mcp.ClientSession {
 	}
 	e.t.Cleanup(func() { cw.Close(); cr.Close() })
 	return cs
+}
+
+// A server with 10,000 tools: the aggregate lists them all, says so, and
+// the other servers go on working; a held tool is neither listed nor
+// called.
+func TestAggregateHugeCatalogueAndHolds(t *testing.T) {
+	var held sync.Map
+	held.Store("alpha/echo", "its description changed; approve it with mcptray tools approve")
+	servers := []*registry.Server{testServer(t, "alpha"), testServer(t, "huge", "GATEWAY_TEST_MANY=10000")}
+	e := newAggEnvWith(t, &gateway.Options{CatalogueDir: t.TempDir(), HeldTool: func(server string, tl *mcp.Tool) string {
+		why, _ := held.Load(server + "/" + tl.Name)
+		s, _ := why.(string)
+		return s
+	}}, servers...)
+	began := time.Now()
+	e.waitReady("alpha", "huge")
+	t.Logf("ready after %s", time.Since(began))
+	changed := make(chan struct{}, 4)
+	cs := e.connectProfile("default", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	began = time.Now()
+	names := toolNames(t, cs)
+	t.Logf("tools/list of %d tools: %s", len(names), time.Since(began))
+	if len(names) < 10000 || !slices.Contains(names, "huge__tool_09999") {
+		t.Fatalf("%d tools listed", len(names))
+	}
+	if slices.Contains(names, "alpha__echo") {
+		t.Error("a held tool is listed")
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"message": "x"}}); err == nil || !strings.Contains(err.Error(), "tool echo of server alpha is held: its description changed") {
+		t.Errorf("a call to a held tool: %v", err)
+	}
+	if got := callText(t, cs, "huge__tool_04242", nil); got != "4242" {
+		t.Errorf("a tool of the huge server: %q", got)
+	}
+	if got := callText(t, cs, "alpha__pid", nil); got == "" || strings.HasPrefix(got, "ERROR") {
+		t.Errorf("the other server: %q", got)
+	}
+	var notices []string
+	for _, a := range e.gw.Aggregates() {
+		if a.Profile == "default" {
+			notices = a.Notices
+		}
+	}
+	if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, "server huge offers 10009 tools: clients may load only some") }) {
+		t.Errorf("notices: %q", notices)
+	}
+	// Approved: it comes back, with a list_changed.
+	held.Delete("alpha/echo")
+	e.gw.HoldsChanged()
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no list_changed after a hold was lifted")
+	}
+	if got := callText(t, cs, "alpha__echo", map[string]any{"message": "back"}); got != "back" {
+		t.Errorf("after approval: %q", got)
+	}
 }

@@ -83,3 +83,9 @@ func URL(port int, key, name string) string {
 func ProfileURL(port int, key, name string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s%s/%s", port, ProfilePathPrefix, url.PathEscape(name), key)
 }
+
+// CataloguesDir is where the daemon of the config at configPath keeps each
+// server's last catalogue ([Options.CatalogueDir]), beside servers.toml.
+func CataloguesDir(configPath string) string {
+	return filepath.Join(filepath.Dir(configPath), "catalogues")
+}

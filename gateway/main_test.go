@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,15 @@ func serveTestServer() {
 		_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://r"})
 		return text("touched"), nil, nil
 	})
+	if n, _ := strconv.Atoi(os.Getenv("GATEWAY_TEST_MANY")); n > 0 {
+		// A huge catalogue: n more tools.
+		for i := range n {
+			mcp.AddTool(srv, &mcp.Tool{Name: fmt.Sprintf("tool_%05d", i), Description: fmt.Sprintf("Tool number %d of a huge catalogue.", i)},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text(fmt.Sprint(i)), nil, nil
+				})
+		}
+	}
 	if f := os.Getenv("GATEWAY_TEST_EXTRA"); f != "" {
 		if _, err := os.Stat(f); err == nil {
 			mcp.AddTool(srv, &mcp.Tool{Name: "extra"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

@@ -415,6 +415,10 @@ func serves(st *supervisor.ServerState) (bool, string) {
 	return true, ""
 }
 
+// manyTools is a server's tool count past which the offer says clients
+// may not load them all (several cap a session at about a hundred).
+const manyTools = 500
+
 // computeOffer makes profile name's offer: the one place the list of
 // what an aggregate offers is decided.
 func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, snap *supervisor.Snapshot) *offer {
@@ -506,6 +510,10 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 			if m.Offered {
 				o.templates = append(o.templates, t)
 			}
+		}
+		if m.Offered && m.Tools > manyTools && !search {
+			o.notices = append(o.notices, fmt.Sprintf("server %s offers %d tools: clients may load only some; give profile %s an allow list (profiles.%s.tools.%s) or exposure = \"search\"",
+				st.Name, m.Tools, name, registry.TOMLKey(name), registry.TOMLKey(st.Name)))
 		}
 		if m.Offered {
 			if c := cat.Capabilities; c != nil {
