@@ -466,7 +466,9 @@ func TestAggregateHugeCatalogueAndHolds(t *testing.T) {
 			notices = a.Notices
 		}
 	}
-	if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, "server huge offers 10009 tools: clients may load only some") }) {
+	if !slices.ContainsFunc(notices, func(n string) bool {
+		return strings.HasPrefix(n, "server huge offers 10009 tools: clients may load only some")
+	}) {
 		t.Errorf("notices: %q", notices)
 	}
 	// Approved: it comes back, with a list_changed.
