@@ -10,9 +10,10 @@ import (
 	"os"
 
 	"mcptray/app"
+	"mcptray/app/cli"
 )
 
 func main() {
 	handOffFirst()
-	os.Exit(app.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Desktop: desktop}))
+	os.Exit(cli.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Desktop: desktop}))
 }

@@ -18,18 +18,18 @@ import (
 // bridge, the desktop app or `mcptray daemon --detach`), beside the socket.
 const DaemonLogName = "daemon.log"
 
-// daemonLogMax is the size past which a daemon starting rotates
+// DaemonLogMax is the size past which a daemon starting rotates
 // daemon.log to daemon.log.1 (one old file is kept).
-const daemonLogMax = 1 << 20
+const DaemonLogMax = 1 << 20
 
-// launchDaemon starts `mcptray daemon` (cfgFlag its --config) so that it
+// LaunchDaemon starts `mcptray daemon` (cfgFlag its --config) so that it
 // belongs to no client: this process, itself started in a session of its
 // own, starts the daemon in another new session and exits at once, so the
 // daemon is re-parented away from the tree of whoever asked (an AI client
 // that ends every descendant of its MCP servers when it quits never
 // reaches it). The daemon's output is appended to daemon.log; its pid is
 // printed on stdout.
-func launchDaemon(env *Env, cfgFlag string) error {
+func LaunchDaemon(env *Env, cfgFlag string) error {
 	exe, err := HeadlessBinary()
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func startDetachedDaemon(exe string, args []string, logPath string) (*startedDae
 func rotateDaemonLog(dir string) {
 	path := filepath.Join(dir, DaemonLogName)
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() < daemonLogMax {
+	if err != nil || fi.Size() < DaemonLogMax {
 		return
 	}
 	mine, err := os.Stderr.Stat()

@@ -14,12 +14,12 @@ import (
 	"mcptray/registry"
 )
 
-// endpointPortAndKey are the local endpoint's port for cfg ([settings]
+// EndpointPortAndKey are the local endpoint's port for cfg ([settings]
 // gateway_port, else the one picked once for this config and kept beside
 // it) and its key. The port comes first: a key already there marks an
 // install from before ports were picked, whose entries name the old
 // default.
-func endpointPortAndKey(cfg *registry.Config) (int, string, error) {
+func EndpointPortAndKey(cfg *registry.Config) (int, string, error) {
 	port := cfg.Settings.GatewayPort // set only when [settings] names it
 	if port <= 0 {
 		p, err := gateway.EnsurePort(gateway.PortPath(cfg.Path))
@@ -35,15 +35,15 @@ func endpointPortAndKey(cfg *registry.Config) (int, string, error) {
 	return port, key, nil
 }
 
-// urlEntryPort is the port --url entries for cfg name: the one the daemon
+// URLEntryPort is the port --url entries for cfg name: the one the daemon
 // running cfg listens on (not the wanted one when that was taken at its
 // start: then warning says so); with no such daemon, want when it is free
 // for the daemon that the first bridge starts; else an error saying why
 // no entry would reach mcptray.
-func urlEntryPort(cfg *registry.Config, want int) (port int, warning string, err error) {
+func URLEntryPort(cfg *registry.Config, want int) (port int, warning string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if c, err := dialDaemon(ctx); err == nil && filepath.Clean(c.Info().ConfigPath) == filepath.Clean(cfg.Path) {
+	if c, err := DialDaemon(ctx); err == nil && filepath.Clean(c.Info().ConfigPath) == filepath.Clean(cfg.Path) {
 		gi, err := c.Gateway(ctx)
 		if err != nil {
 			return 0, "", fmt.Errorf("--url: ask the daemon for its local endpoint: %w", err)

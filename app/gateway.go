@@ -16,7 +16,6 @@ import (
 	"mcptray/control"
 	"mcptray/gateway"
 	"mcptray/registry"
-	"mcptray/supervisor"
 )
 
 // daemonGateway is the daemon's gateway: the relay itself, and the local
@@ -30,20 +29,12 @@ type daemonGateway struct {
 	exe     string
 }
 
-// withGateway makes the engine options' health check serve the gateway
-// that get returns (made after the engine, which it relays to).
-func withGateway(opts *supervisor.Options, get func() *gateway.Gateway) {
-	if hc, ok := opts.Checker.(*healthChecker); ok {
-		hc.gateway = get
-	}
-}
-
 // startGateway makes the gateway of eng's servers and takes the local
 // endpoint's port: the configured one, else the next free one.
 func startGateway(cfg *registry.Config, eng *control.Local, logf func(string, ...any)) (*daemonGateway, error) {
 	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), nil)}
 	d.exe, _ = HeadlessBinary()
-	want, key, err := endpointPortAndKey(cfg)
+	want, key, err := EndpointPortAndKey(cfg)
 	if err != nil {
 		d.problem = err.Error()
 		logf("the local HTTP endpoint is off: %v", err)
@@ -120,11 +111,11 @@ func HeadlessBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return headlessBeside(exe), nil
+	return HeadlessBeside(exe), nil
 }
 
-// headlessBeside is [HeadlessBinary] for the binary exe.
-func headlessBeside(exe string) string {
+// HeadlessBeside is [HeadlessBinary] for the binary exe.
+func HeadlessBeside(exe string) string {
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}

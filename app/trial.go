@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"mcptray/healthcheck"
@@ -29,12 +27,14 @@ type Trial struct {
 // environment the desktop app gives servers. handlers answer what the
 // server sends during calls. Close stops it.
 func StartTrial(cfg *registry.Config, srv *registry.Server, handlers *healthcheck.ClientHandlers) *Trial {
-	return startTrial(EngineOptions(cfg), srv, handlers, 0, 0)
+	return StartTrialWith(cfg, srv, EngineSetup{Client: handlers}, 0)
 }
 
-// startTrial starts srv on an engine made with opts; startup, when set,
-// bounds its start; its sessions do not list what skip names.
-func startTrial(opts *supervisor.Options, srv *registry.Server, handlers *healthcheck.ClientHandlers, startup time.Duration, skip healthcheck.Lists) *Trial {
+// StartTrialWith starts srv on an engine built for setup (its Client
+// answers what the server sends during calls); startup, when set, bounds
+// its start.
+func StartTrialWith(cfg *registry.Config, srv *registry.Server, setup EngineSetup, startup time.Duration) *Trial {
+	opts := NewEngineOptions(cfg, setup)
 	srv = srv.Clone()
 	srv.Start, srv.Autostart, srv.Disabled = registry.StartAuto, true, false
 	opts.StopGrace, opts.KillGrace, opts.NoLogFiles = checkStopGrace, checkKillGrace, true
@@ -42,8 +42,6 @@ func startTrial(opts *supervisor.Options, srv *registry.Server, handlers *health
 	if startup > 0 && (opts.StartupTimeout <= 0 || opts.StartupTimeout > startup) {
 		opts.StartupTimeout = startup
 	}
-	hc := opts.Checker.(*healthChecker)
-	hc.opts.Client, hc.opts.Skip = handlers, skip
 	t := &Trial{srv: srv, sup: supervisor.New([]*registry.Server{srv}, opts), done: make(chan struct{})}
 	var ctx context.Context
 	ctx, t.stop = context.WithCancel(context.Background())
@@ -74,17 +72,4 @@ func (t *Trial) Use(ctx context.Context, fn func(context.Context, *healthcheck.S
 func (t *Trial) Close() {
 	t.stop()
 	<-t.done
-}
-
-// NotReadyText explains, in a few lines, a server that did not get to a
-// session (a *supervisor.NotReadyError in err); ok is false for other
-// errors.
-func NotReadyText(err error) (string, bool) {
-	var nr *supervisor.NotReadyError
-	if !errors.As(err, &nr) {
-		return "", false
-	}
-	var b strings.Builder
-	printNotReady(&b, nr)
-	return strings.TrimPrefix(strings.TrimSpace(b.String()), "mcptray: "), true
 }

@@ -1,9 +1,6 @@
 package app
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 )
@@ -26,7 +23,8 @@ type VersionInfo struct {
 	Arch  string `json:"arch"`
 }
 
-func versionInfo(env *Env) VersionInfo {
+// BuildVersion is this binary's version, commit, date and build.
+func BuildVersion(env *Env) VersionInfo {
 	v := VersionInfo{Version: Version, Commit: Commit, Date: Date, Build: "headless", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if env.Desktop != nil {
 		v.Build = "desktop"
@@ -42,21 +40,4 @@ func versionInfo(env *Env) VersionInfo {
 		}
 	}
 	return v
-}
-
-func printVersion(w io.Writer, v VersionInfo, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	fmt.Fprintf(w, "mcptray %s (%s build", v.Version, v.Build)
-	if v.Commit != "" {
-		fmt.Fprintf(w, ", commit %s", v.Commit)
-	}
-	if v.Date != "" {
-		fmt.Fprintf(w, ", built %s", v.Date)
-	}
-	fmt.Fprintf(w, ", %s, %s/%s)\n", v.Go, v.OS, v.Arch)
-	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"mcptray/registry"
 )
 
 // ListenOptions tunes [Listen].
@@ -61,10 +63,10 @@ func Listen(path string, opts *ListenOptions) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control socket lock: %w", err)
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if ok, err := registry.TryLock(lock); !ok {
 		data, _ := os.ReadFile(lock.Name())
 		lock.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if err == nil {
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 			return nil, &AlreadyRunningError{Socket: path, PID: pid}
 		}

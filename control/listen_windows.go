@@ -15,6 +15,8 @@ import (
 
 	"github.com/Microsoft/go-winio"
 	"golang.org/x/sys/windows"
+
+	"mcptray/registry"
 )
 
 // On Windows the control endpoint is a named pipe, not an AF_UNIX socket.
@@ -87,11 +89,10 @@ func Listen(path string, opts *ListenOptions) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control socket lock: %w", err)
 	}
-	ol := new(windows.Overlapped)
-	if err := windows.LockFileEx(windows.Handle(lock.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol); err != nil {
+	if ok, err := registry.TryLock(lock); !ok {
 		lock.Close()
 		data, _ := os.ReadFile(filepath.Join(dir, lockName+".pid"))
-		if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		if err == nil {
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 			return nil, &AlreadyRunningError{Socket: path, PID: pid}
 		}

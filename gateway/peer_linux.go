@@ -172,7 +172,7 @@ func sameAddr(field string, a *net.TCPAddr) bool {
 	for i := 0; i < len(raw); i += 4 {
 		binary.BigEndian.PutUint32(ip[i:], binary.LittleEndian.Uint32(raw[i:]))
 	}
-	want := a.IP
+	var want net.IP
 	if len(ip) == net.IPv4len {
 		want = a.IP.To4()
 	} else {

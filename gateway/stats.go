@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"mcptray/healthcheck"
 	"slices"
 	"sort"
 	"sync"
@@ -83,7 +84,7 @@ func (s *stats) usage() Usage {
 	if n := len(s.recent); n > 0 {
 		d := slices.Clone(s.recent)
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-		u.P50, u.P95, u.Sampled = d[(n-1)/2], d[(n-1)*95/100], n
+		u.P50, u.P95, u.Sampled = healthcheck.Percentile(d, 50), healthcheck.Percentile(d, 95), n
 	}
 	return u
 }

@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"mcptray/internal/human"
+	"mcptray/registry"
 )
 
 // Limits on what a diagnosis quotes, so one chatty server cannot bloat a
@@ -31,19 +34,10 @@ func quote(line string) string {
 	return fmt.Sprintf("%q", line)
 }
 
-// safeURL is u without user info and query, which is where people put
-// tokens; the path is kept because it tells /mcp from /sse.
-func safeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.ForceQuery = false
-	u.Fragment = ""
-	return u.String()
-}
+// safeURL is a URL as messages show it: registry.MaskURL, the one mask of
+// the credentials a URL can hold (userinfo, secret query values, the local
+// endpoint's key); the path is kept because it tells /mcp from /sse.
+var safeURL = registry.MaskURL
 
 // scrub replaces the raw URL in an error text by its safe form: Go's
 // url.Error quotes the whole URL, query string and all.
@@ -332,10 +326,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// roundWait prints a wait at a precision a person reads: "9s", "450ms".
-func roundWait(d time.Duration) string {
-	if d >= time.Second {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
+// roundWait prints a wait at a precision a person reads (human.Duration,
+// the one rule for waits: "9s", "450ms").
+var roundWait = human.Duration

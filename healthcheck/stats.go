@@ -35,8 +35,8 @@ func (h *ProbeHistory) Record(at time.Time, took time.Duration, err error) {
 	h.recent = append(h.recent, took)
 	sorted := slices.Sorted(slices.Values(h.recent))
 	h.stats.Min = sorted[0]
-	h.stats.Median = percentile(sorted, 50)
-	h.stats.P95 = percentile(sorted, 95)
+	h.stats.Median = Percentile(sorted, 50)
+	h.stats.P95 = Percentile(sorted, 95)
 }
 
 // ResetFailures forgets the run of consecutive failures (the latency
@@ -53,8 +53,9 @@ func (h *ProbeHistory) Stats() ProbeStats {
 	return s
 }
 
-// percentile is the nearest-rank percentile of sorted (non-empty).
-func percentile(sorted []time.Duration, p int) time.Duration {
+// Percentile is the nearest-rank percentile of sorted (non-empty): the one
+// percentile of probe latencies and of the gateway's relayed requests.
+func Percentile(sorted []time.Duration, p int) time.Duration {
 	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 * n)
 	return sorted[max(rank, 1)-1]
 }

@@ -319,7 +319,7 @@ func commit(target string, cur snapshot, next []byte, o *WriteOptions, e *Edited
 			os.Remove(n)
 		}
 	}()
-	tmp, err := writeTemp(target, next, perm, cur.info)
+	tmp, err := writeTemp(target, next, perm, cur.info, true)
 	if tmp != "" {
 		cleanup = append(cleanup, tmp)
 	}
@@ -334,7 +334,7 @@ func commit(target string, cur snapshot, next []byte, o *WriteOptions, e *Edited
 				return false, fmt.Errorf("backup: %w", err)
 			}
 		}
-		bakTmp, err = writeTemp(backup, cur.data, perm, cur.info)
+		bakTmp, err = writeTemp(backup, cur.data, perm, cur.info, true)
 		if bakTmp != "" {
 			cleanup = append(cleanup, bakTmp)
 		}
@@ -384,10 +384,26 @@ var hookBeforeRename func(target string)
 // for path (the file, or its backup) as a full disk would.
 var hookWrite func(path string) error
 
+// ReplaceFile writes data to path atomically (a temporary file beside it,
+// then a rename), without the lock, the re-read and the backup of
+// [WriteFileAtomic], and without waiting for the disk: for mcptray's own
+// records, which one process owns and which matter only while the machine
+// runs (a pid record). Files a person owns go through [WriteFileAtomic].
+func ReplaceFile(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(path, data, perm, nil, false)
+	if err == nil {
+		err = rename(tmp, path)
+	}
+	if err != nil && tmp != "" {
+		os.Remove(tmp)
+	}
+	return err
+}
+
 // writeTemp writes data to a new temporary file beside path, with perm and
-// the owner of like (when given), synced to disk. It returns the temporary
-// file's name even on error, for the caller to remove.
-func writeTemp(path string, data []byte, perm fs.FileMode, like fs.FileInfo) (string, error) {
+// the owner of like (when given), synced to disk when durable. It returns
+// the temporary file's name even on error, for the caller to remove.
+func writeTemp(path string, data []byte, perm fs.FileMode, like fs.FileInfo, durable bool) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return "", err
@@ -409,6 +425,9 @@ func writeTemp(path string, data []byte, perm fs.FileMode, like fs.FileInfo) (st
 		}
 		if _, err := f.Write(data); err != nil {
 			return err
+		}
+		if !durable {
+			return nil
 		}
 		return f.Sync()
 	}()

@@ -3,7 +3,6 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -63,11 +62,7 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 				return false, err
 			}
 		}
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR) {
-			return false, nil
-		}
-		if err != nil {
+		if ok, err := TryLock(f); !ok {
 			return false, err
 		}
 		held, err1 := f.Stat()
@@ -87,7 +82,7 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	}
 	return func() {
 		os.Remove(name)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		Unlock(f)
 		f.Close()
 	}, nil
 }

@@ -40,7 +40,6 @@ func keepOwner(*os.File, fs.FileInfo) error { return nil }
 func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 	name := lockName(path)
 	var f *os.File
-	var h windows.Handle
 	var openErr error // the last open refused as busy, if the wait runs out
 	err = pollLock(name, timeout, func() (bool, error) {
 		if f == nil {
@@ -59,14 +58,8 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 				}
 				return false, err
 			}
-			h = windows.Handle(f.Fd())
 		}
-		ol := new(windows.Overlapped)
-		err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
-		if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
-			return false, nil
-		}
-		return err == nil, err
+		return TryLock(f)
 	})
 	if err != nil {
 		if f != nil {
@@ -77,7 +70,7 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 		return nil, err
 	}
 	return func() {
-		windows.UnlockFileEx(h, 0, 1, 0, new(windows.Overlapped))
+		Unlock(f)
 		f.Close()
 		// Fails while another process has it open (waiting for the lock),
 		// which is what keeps two processes from locking two files.

@@ -163,6 +163,9 @@ func withoutRefs(v, repl string) string {
 	return ReplaceSecretRefs(v, func(string) string { return repl })
 }
 
+// UnparsableURL stands for a URL that does not parse, in what is shown.
+const UnparsableURL = "(a URL that does not parse)"
+
 // MaskURL hides the credentials in a URL (see [URLSecrets]) and leaves the
 // rest readable.
 func MaskURL(raw string) string {
@@ -170,8 +173,12 @@ func MaskURL(raw string) string {
 		raw = strings.Replace(raw, "/"+key, "/"+Masked, 1)
 	}
 	u, err := url.Parse(raw)
+	if err != nil && strings.Contains(raw, "://") {
+		// What it holds cannot be told apart: show none of it.
+		return UnparsableURL
+	}
 	if err != nil || (u.User == nil && u.RawQuery == "") {
-		return raw
+		return raw // not a URL (a command's argument), or nothing to hide
 	}
 	out := raw
 	if u.User != nil {

@@ -92,6 +92,10 @@ func TestMaskURL(t *testing.T) {
 		"http://127.0.0.1:39427/mcp/files/" + testEndpointKey: "http://127.0.0.1:39427/mcp/files/" + Masked,
 		"http://127.0.0.1:39427/mcp/files/short":              "http://127.0.0.1:39427/mcp/files/short",
 		"https://example.com/mcp/files/" + testEndpointKey:    "https://example.com/mcp/files/" + testEndpointKey,
+		// A URL that does not parse may hold anything; an argument that is
+		// no URL is shown as it is.
+		"https://user:pa%zz@example.com/mcp": UnparsableURL,
+		"--level=%zz":                        "--level=%zz",
 	} {
 		if got := MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)

@@ -547,17 +547,6 @@ func pgroupIn(t *procTable, pgid int) []int {
 	return pids
 }
 
-// pgroup lists the live processes of a process group.
-func pgroup(pgid int) []int {
-	var pids []int
-	for pid, s := range readProcTable().procs {
-		if s.pgid == pgid && !s.zombie() {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // TestNewSupervisorServesSoonAfterKill: a supervisor with 30 servers is
 // killed with SIGKILL under a subreaper (this process, as the desktop app
 // is for the daemon it starts); its servers die of the parent-death signal

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcptray/healthcheck"
+	"mcptray/internal/human"
 	"mcptray/registry"
 )
 
@@ -211,14 +212,6 @@ func (o *Options) backoff(attempt int) time.Duration {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// roundDuration prints a duration the way a person reads it: 120ms, 3.2s, 5m3s.
-func roundDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
-	}
-}
+// roundDuration prints a duration the way a person reads it (human.Duration,
+// the one rule for waits and ages: 120ms, 3.2s, 5m3s).
+var roundDuration = human.Duration

@@ -166,12 +166,7 @@ func (r *procRecords) writeLocked() error {
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
 		return err
 	}
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, r.path)
+	return registry.ReplaceFile(r.path, b, 0o600)
 }
 
 // cleanStaleRecords ends the processes recorded in dir by supervisors that
@@ -192,12 +187,13 @@ func cleanStaleRecords(dir string, logger *slog.Logger) int {
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(dir, name)
-		owner, rest, ok := parseRecordName(name)
-		if !ok || ownerAlive(owner) {
+		// A record being replaced is .NAME.tmp-* (registry.ReplaceFile).
+		owner, rest, ok := parseRecordName(strings.TrimPrefix(name, "."))
+		if !ok || ownerAlive(owner) || (name[0] == '.') != strings.HasPrefix(rest, ".json.tmp") {
 			continue
 		}
 		switch {
-		case rest == ".json.tmp":
+		case strings.HasPrefix(rest, ".json.tmp"):
 			os.Remove(path)
 			continue
 		case rest == ".json":

@@ -66,6 +66,15 @@ type process struct {
 	stderrDone chan struct{} // closed once stderr hit EOF (every writer gone)
 }
 
+// spawning is held (read) from fork to exec of every server this process
+// starts. Between the two the child is a copy of mcptray: it holds every
+// pipe of every other server (close-on-exec closes them only at the exec)
+// and mcptray's environment, so a census that read it then would count it
+// in another server's family and kill it with that family. A census that
+// meets a child of mcptray it does not know waits for the writer's side
+// (see tracker.classify).
+var spawning sync.RWMutex
+
 // spawn starts the process with stdin and stdout on pipes and stderr pumped
 // into rg and lf.
 func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.Time) (*process, error) {
@@ -113,6 +122,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 		closeAll(append(files, inW, outR, errR)...)
 		return nil, err
 	}
+	spawning.RLock()
 	cg, err := startInCgroup(cmd)
 	if errors.Is(err, errCgroupRefused) {
 		// Started as before, in mcptray's cgroup.
@@ -122,6 +132,7 @@ func spawn(spec spawnSpec, rg *ring, lf *logFile, maxLine int, now func() time.T
 			cgroupsRefused()
 		}
 	}
+	spawning.RUnlock()
 	if err != nil {
 		group.close()
 		closeAll(append(files, inW, outR, errR)...)

@@ -183,60 +183,6 @@ func listChildren(pid int) (kids []int, gone, unsupported bool) {
 	return kids, len(tids) == 0, false
 }
 
-// spread adds to set the descendants of its members that keep accepts
-// (through accepted processes only).
-func (t *procTable) spread(set map[int]bool, keep func(pid int) bool) {
-	queue := make([]int, 0, len(set))
-	for pid := range set {
-		queue = append(queue, pid)
-	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, k := range t.kids[pid] {
-			if !set[k] && keep(k) {
-				set[k] = true
-				queue = append(queue, k)
-			}
-		}
-	}
-}
-
-// subtree is the processes that descend from pid. The table is not one
-// atomic picture: a process whose parent exited while /proc was read may
-// name a parent that is not in it; such processes (and their descendants)
-// are in too, as they may have been about to re-parent to pid.
-func (t *procTable) subtree(pid int) map[int]procStat {
-	out := map[int]procStat{}
-	queue := []int{pid}
-	for p, s := range t.procs {
-		if _, ok := t.procs[s.ppid]; !ok && s.ppid > 1 {
-			out[p] = s
-			queue = append(queue, p)
-		}
-	}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, k := range t.kids[p] {
-			if _, seen := out[k]; !seen && k != pid {
-				out[k] = t.procs[k]
-				queue = append(queue, k)
-			}
-		}
-	}
-	return out
-}
-
-// hasEnv reports whether the environment pid started with holds the exact
-// entry kv. ok is false when the environment could not be read or is empty
-// (as during an exec).
-func hasEnv(pid int, kv string) (has, ok bool) {
-	k, v, _ := strings.Cut(kv, "=")
-	got, ok := procEnvValue(pid, k)
-	return ok && got == v && got != "", ok
-}
-
 // procEnvValue is the value of key in the environment pid started with ("" if
 // absent); ok is false when the environment could not be read or is empty
 // (as during an exec).

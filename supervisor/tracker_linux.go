@@ -210,6 +210,13 @@ func (t *tracker) classify(s procStat, src *procSource) (f *family, unsure bool)
 		}
 		return f, false
 	}
+	if s.ppid == src.self {
+		// A child being spawned is not yet itself (see spawning): once no
+		// start is between fork and exec, it is.
+		spawning.Lock()
+		//lint:ignore SA2001 a barrier: it waits for the starts in flight
+		spawning.Unlock()
+	}
 	token, envOK := procEnvValue(s.pid, spawnIDVar)
 	inos, fdOK := pipeInodes(s.pid)
 	if token != "" {

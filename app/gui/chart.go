@@ -10,7 +10,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 )
 
 // latencyChart draws the last probes' latencies as bars, newest on the
@@ -84,7 +84,7 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	if max <= 0 {
 		max = time.Millisecond
 	}
-	r.maxLabel.Text = "max " + app.FormatLatency(max)
+	r.maxLabel.Text = "max " + present.FormatLatency(max)
 	slot := w / 100 // room for 100 probes, newest on the right
 	gap := float32(1)
 	if slot < 3 {

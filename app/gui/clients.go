@@ -10,8 +10,9 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/control"
+	"mcptray/registry"
 )
 
 // clientsView is a server's Clients tab: the AI client sessions connected
@@ -78,7 +79,7 @@ func (v *clientsView) Set(name string, s control.GatewayServer, ok bool, why str
 	v.none.Hide()
 	v.body.Show()
 
-	v.sessionsCard.SetSubTitle(app.Plural(len(s.Sessions), "session") + " connected through mcptray, sharing one " + name)
+	v.sessionsCard.SetSubTitle(present.Plural(len(s.Sessions), "session") + " connected through mcptray, sharing one " + name)
 	cells := headerCells(sessionColumns)
 	for _, cs := range s.Sessions {
 		client := strings.TrimSpace(cs.ClientName + " " + cs.ClientVersion)
@@ -93,7 +94,7 @@ func (v *clientsView) Set(name string, s control.GatewayServer, ok bool, why str
 		if !sameDay(cs.Since, m.c.now()) {
 			since = cs.Since.Local().Format("Jan 2 15:04")
 		}
-		cells = append(cells, cell(app.VisibleLine(client)), cell(cs.Via), cell(pid), cell(since),
+		cells = append(cells, cell(present.VisibleLine(client)), cell(cs.Via), cell(pid), cell(since),
 			cell(fmt.Sprint(cs.Requests)), cell(fmt.Sprint(cs.Errors)))
 	}
 	if len(s.Sessions) == 0 {
@@ -105,7 +106,7 @@ func (v *clientsView) Set(name string, s control.GatewayServer, ok bool, why str
 	u := s.Usage
 	if u.Sampled > 0 {
 		v.usageCard.SetSubTitle("latency of real client calls, the round trip through mcptray to the server")
-		v.latency.SetText(fmt.Sprintf("p50 %s · p95 %s (last %s)", app.FormatLatency(u.P50), app.FormatLatency(u.P95), app.Plural(u.Sampled, "request")))
+		v.latency.SetText(fmt.Sprintf("p50 %s · p95 %s (last %s)", present.FormatLatency(u.P50), present.FormatLatency(u.P95), present.Plural(u.Sampled, "request")))
 	} else {
 		v.usageCard.SetSubTitle("no client requests yet")
 		v.latency.SetText("–")
@@ -124,7 +125,7 @@ func (v *clientsView) Set(name string, s control.GatewayServer, ok bool, why str
 	cells = headerCells(toolColumns)
 	for _, t := range names {
 		c := u.Tools[t]
-		cells = append(cells, cell(app.VisibleLine(t)), cell(fmt.Sprint(c.Calls)), cell(fmt.Sprint(c.Errors)))
+		cells = append(cells, cell(present.VisibleLine(t)), cell(fmt.Sprint(c.Calls)), cell(fmt.Sprint(c.Errors)))
 	}
 	if len(names) == 0 {
 		cells = append(cells, cell("no tool calls yet"))
@@ -134,7 +135,7 @@ func (v *clientsView) Set(name string, s control.GatewayServer, ok bool, why str
 
 	reach := "AI clients reach " + name + " through mcptray with: " + strings.Join(s.Command, " ")
 	if s.URL != "" {
-		reach += "\nor at the local URL (its key is a password: `mcptray gateway --reveal` prints it): " + app.MaskGatewayURL(s.URL)
+		reach += "\nor at the local URL (its key is a password: `mcptray gateway --reveal` prints it): " + registry.MaskURL(s.URL)
 	}
 	v.reach.SetText(reach)
 	return title

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/app"
+	"mcptray/app/present"
 )
 
 // maxImageSide bounds an image shown in a result; larger ones are scaled
@@ -45,7 +46,7 @@ func (c *controller) newContentView(from string, bad bool) *contentView {
 
 // text adds a block of text, selectable, in monospace when it is JSON.
 func (v *contentView) text(s string) {
-	l := widget.NewLabel(strings.TrimSuffix(app.Visible(s), "\n"))
+	l := widget.NewLabel(strings.TrimSuffix(present.Visible(s), "\n"))
 	l.Wrapping = fyne.TextWrapWord
 	l.Selectable = true
 	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
@@ -59,7 +60,7 @@ func (v *contentView) text(s string) {
 
 // caption adds a quiet line that says what a block is.
 func (v *contentView) caption(s string) {
-	l := widget.NewLabel(app.VisibleLine(s))
+	l := widget.NewLabel(present.VisibleLine(s))
 	l.Importance = widget.LowImportance
 	l.SizeName = theme.SizeNameCaptionText
 	l.Wrapping = fyne.TextWrapWord
@@ -121,11 +122,11 @@ func (v *contentView) resource(rc *mcp.ResourceContents, save bool) {
 	path, err := app.SaveContent(app.SaveDir(), rc.URI, rc.Blob, mimeType)
 	if err != nil {
 		v.bad = true
-		v.text(fmt.Sprintf("Resource %s (%s, %s) could not be saved: %v", rc.URI, mimeType, app.Plural(len(rc.Blob), "byte"), err))
+		v.text(fmt.Sprintf("Resource %s (%s, %s) could not be saved: %v", rc.URI, mimeType, present.Plural(len(rc.Blob), "byte"), err))
 		v.bad = false
 		return
 	}
-	v.caption(fmt.Sprintf("Resource %s (%s, %s) saved to %s", rc.URI, mimeType, app.Plural(len(rc.Blob), "byte"), path))
+	v.caption(fmt.Sprintf("Resource %s (%s, %s) saved to %s", rc.URI, mimeType, present.Plural(len(rc.Blob), "byte"), path))
 }
 
 func decodable(data []byte) bool {
@@ -162,7 +163,7 @@ func (v *contentView) image(data []byte, mimeType string) {
 
 // binary says what a block is and offers to save it.
 func (v *contentView) binary(what string, data []byte, mimeType string) {
-	line := widget.NewLabel(fmt.Sprintf("%s, %s, %s", what, mimeType, app.Plural(len(data), "byte")))
+	line := widget.NewLabel(fmt.Sprintf("%s, %s, %s", what, mimeType, present.Plural(len(data), "byte")))
 	line.Importance = widget.LowImportance
 	line.Wrapping = fyne.TextWrapWord
 	from := v.from

@@ -22,6 +22,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/assets"
 	"mcptray/control"
 	"mcptray/registry"
@@ -255,6 +256,7 @@ func (c *controller) do(what string, fn func(ctx context.Context) error) {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		if err := fn(ctx); err != nil {
+			//lint:ignore ST1005 a sentence the error dialog shows as it is
 			fyne.Do(func() { c.showError(fmt.Errorf("Could not %s: %w", what, err)) })
 		}
 	}()
@@ -302,7 +304,7 @@ func (c *controller) checkAll() {
 		c.setCheckStatus("Nothing is running to check.")
 		return
 	}
-	c.setCheckStatus(fmt.Sprintf("Checking %s…", app.Plural(len(c.checking), "server")))
+	c.setCheckStatus(fmt.Sprintf("Checking %s…", present.Plural(len(c.checking), "server")))
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()

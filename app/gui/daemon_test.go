@@ -13,7 +13,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/control"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -102,8 +102,8 @@ func TestMainWindowThroughDaemon(t *testing.T) {
 		}
 	}
 	c.apply(c.eng.Snapshot())
-	if !strings.Contains(app.ListLine(&c.snap.Servers[0]), "backoff") {
-		t.Errorf("list line %q", app.ListLine(&c.snap.Servers[0]))
+	if !strings.Contains(present.ListLine(&c.snap.Servers[0]), "backoff") {
+		t.Errorf("list line %q", present.ListLine(&c.snap.Servers[0]))
 	}
 }
 

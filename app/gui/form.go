@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -271,7 +272,7 @@ func (f *serverForm) setNote() {
 
 func joinPairs(m map[string]string, sep string) string {
 	var lines []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		lines = append(lines, k+sep+m[k])
 	}
 	return strings.Join(lines, "\n")
@@ -417,7 +418,7 @@ func (f *serverForm) keepSecrets() {
 	f.env.SetText(joinPairs(out.Env, "="))
 	f.headers.SetText(joinPairs(out.Headers, ": "))
 	showText(f.testResult, fmt.Sprintf("Kept %s in %s (%s); servers.toml will refer to them as ${keyring:NAME}.",
-		app.Plural(len(names), "secret"), where, strings.Join(names, ", ")))
+		present.Plural(len(names), "secret"), where, strings.Join(names, ", ")))
 	f.validate()
 }
 
@@ -475,23 +476,13 @@ func sentence(s string) string {
 func secretHints(s *registry.Server) map[string][]string {
 	out := map[string][]string{}
 	for key, m := range map[string]map[string]string{"env": s.Env, "headers": s.Headers} {
-		for _, k := range sortedKeys(m) {
-			if v := m[k]; v != "" && app.MaskSecret(v) != v && looksSecret(k) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if v := m[k]; v != "" && app.MaskSecret(v) != v && registry.SecretName(k) {
 				out[key] = append(out[key], fmt.Sprintf("%s holds a literal secret: write ${env:VAR} so it stays out of servers.toml.", k))
 			}
 		}
 	}
 	return out
-}
-
-func looksSecret(key string) bool {
-	k := strings.ToLower(key)
-	for _, w := range []string{"token", "secret", "key", "password", "authorization", "auth"} {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // editServer opens the form for a server ("" adds a new one; duplicate
@@ -614,13 +605,13 @@ func (c *controller) testForm(f *serverForm, btn *widget.Button) {
 // testWords says how a one-off check went: what answered, or why not.
 func testWords(st *supervisor.ServerState) (string, bool) {
 	if st.State == supervisor.StateReady {
-		text := "Works: " + app.StateDetail(st)
+		text := "Works: " + present.StateDetail(st)
 		if r := st.Report; r != nil && r.ServerInfo.Name != "" {
-			text = "Works: " + r.ServerInfo.Name + " " + r.ServerInfo.Version + ", " + app.StateDetail(st)
+			text = "Works: " + r.ServerInfo.Name + " " + r.ServerInfo.Version + ", " + present.StateDetail(st)
 		}
 		return text + ".", true
 	}
-	text := "Does not work: " + app.StateDetail(st) + "."
+	text := "Does not work: " + present.StateDetail(st) + "."
 	if d := st.Diagnosis; d != nil {
 		text = "Does not work: " + d.Message
 		if d.Fix != "" {
@@ -742,5 +733,3 @@ func (c *controller) removeServers(names []string) {
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
 }
-
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -82,6 +82,7 @@ func (c *controller) stopAllAction() func() {
 			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 			defer cancel()
 			if err := cl.Shutdown(ctx); err != nil {
+				//lint:ignore ST1005 a sentence the error dialog shows as it is
 				fyne.Do(func() { c.showError(fmt.Errorf("Could not stop the background service: %w", err)) })
 				return
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/control"
 	"mcptray/gateway"
 	"mcptray/registry"
@@ -266,14 +267,14 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 		return f.Method == "tools/call" && f.Dir == "client→mcptray" && strings.Contains(f.Body, "gamma 2")
 	}
 	waitTrace("gamma's last call", func() bool { return shownWith(gammaCall) })
-	if shownWith(app.HealthCheckFrame) {
+	if shownWith(present.HealthCheckFrame) {
 		t.Error("health checks shown while hidden")
 	}
 	if got := tv.cellText(tv.frames[tv.shown[0]], 1); tv.frames[tv.shown[0]].Session != "" && !strings.Contains(got, "#") {
 		t.Errorf("session cell %q", got)
 	}
 	tv.health.SetChecked(false)
-	waitTrace("a health check once shown", func() bool { return shownWith(app.HealthCheckFrame) })
+	waitTrace("a health check once shown", func() bool { return shownWith(present.HealthCheckFrame) })
 	tv.health.SetChecked(true)
 
 	// Paused: new frames are kept, not shown, until resumed.

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/control"
 	"mcptray/healthcheck"
 	"mcptray/registry"
@@ -247,15 +248,15 @@ func TestWarningsShow(t *testing.T) {
 // TestBackoffCountsDown: the retry is said as time left, which moves.
 func TestBackoffCountsDown(t *testing.T) {
 	st := supervisor.ServerState{Name: "x", State: supervisor.StateBackoff, NextAttempt: t0.Add(10 * time.Second), Server: &registry.Server{Command: "x"}}
-	if got := app.StateDetailAt(&st, t0); !strings.Contains(got, "restart in 10s") {
+	if got := present.StateDetailAt(&st, t0); !strings.Contains(got, "restart in 10s") {
 		t.Errorf("at t0: %q", got)
 	}
-	if got := app.StateDetailAt(&st, t0.Add(7*time.Second)); !strings.Contains(got, "restart in 3s") {
+	if got := present.StateDetailAt(&st, t0.Add(7*time.Second)); !strings.Contains(got, "restart in 3s") {
 		t.Errorf("7 s later: %q", got)
 	}
 	st.Server = &registry.Server{URL: "http://x/mcp"}
 	st.Restarts = 2
-	if got := app.StateDetailAt(&st, t0); !strings.Contains(got, "reconnect in 10s") || !strings.Contains(got, "2 reconnects") {
+	if got := present.StateDetailAt(&st, t0); !strings.Contains(got, "reconnect in 10s") || !strings.Contains(got, "2 reconnects") {
 		t.Errorf("remote: %q", got)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/supervisor"
 )
 
@@ -92,7 +92,7 @@ func countWord(s *supervisor.ServerState) string {
 // matches says whether a server matches a search: every word of it appears
 // in the name, the state, the command or the URL.
 func matches(s *supervisor.ServerState, query string) bool {
-	hay := strings.ToLower(s.Name + " " + app.StateDetail(s) + " " + s.Command)
+	hay := strings.ToLower(s.Name + " " + present.StateDetail(s) + " " + s.Command)
 	if s.Server != nil {
 		hay += " " + strings.ToLower(s.Server.Command+" "+s.Server.URL)
 	}
@@ -347,7 +347,7 @@ func newServerRow(l *serverList) *serverRow {
 
 func (r *serverRow) set(id int, s *supervisor.ServerState, marked bool) {
 	r.id = id
-	r.full = [2]string{s.Name, app.StateDetail(s)}
+	r.full = [2]string{s.Name, present.StateDetail(s)}
 	r.dot.FillColor = dotColor(s)
 	if marked {
 		r.bg.FillColor = theme.Color(theme.ColorNameSelection)

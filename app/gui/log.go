@@ -12,7 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/control"
 	"mcptray/supervisor"
 )
@@ -97,7 +97,7 @@ func newLogView(eng control.Engine, window func() fyne.Window) *logView {
 	}
 	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
 		fyne.CurrentApp().Clipboard().SetContent(v.text())
-		v.status.SetText("copied " + app.Plural(len(v.shown), "line"))
+		v.status.SetText("copied " + present.Plural(len(v.shown), "line"))
 	})
 	saveBtn := widget.NewButtonWithIcon("Save…", theme.DocumentSaveIcon(), v.save)
 	v.status = widget.NewLabel("")
@@ -185,9 +185,9 @@ func (v *logView) refilter() {
 		v.scrollToEnd()
 	}
 	if v.filter != "" {
-		v.status.SetText(fmt.Sprintf("%d of %s hold %q", len(v.shown), app.Plural(len(v.lines), "line"), v.search.Text))
+		v.status.SetText(fmt.Sprintf("%d of %s hold %q", len(v.shown), present.Plural(len(v.lines), "line"), v.search.Text))
 	} else {
-		v.status.SetText(app.Plural(len(v.shown), "line"))
+		v.status.SetText(present.Plural(len(v.shown), "line"))
 	}
 }
 

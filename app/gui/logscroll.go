@@ -7,13 +7,13 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/supervisor"
 )
 
 // logLine is a line as the log view shows it.
 func logLine(l supervisor.LogLine) string {
-	return l.Time.Format(time.TimeOnly+".000") + "  " + app.VisibleLine(l.Text)
+	return l.Time.Format(time.TimeOnly+".000") + "  " + present.VisibleLine(l.Text)
 }
 
 // setHeights gives each shown line that does not fit the list's width the

@@ -11,14 +11,15 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
+	"mcptray/app/schemaform"
 )
 
-// schemaForm shows an app.Form (a tool's input schema, an elicitation's
+// schemaForm shows an schemaform.Form (a tool's input schema, an elicitation's
 // requested schema) as fields, or as a JSON editor: for a schema the
 // fields cannot express, or when the person switches to it.
 type schemaForm struct {
-	form    *app.Form
+	form    *schemaform.Form
 	root    *objectInput // nil when the schema has no fields to show
 	json    *widget.Entry
 	mode    *widget.RadioGroup // modeForm or modeJSON; nil when JSON is the only way
@@ -33,7 +34,7 @@ const (
 	modeJSON = "JSON"
 )
 
-func newSchemaForm(f *app.Form) *schemaForm {
+func newSchemaForm(f *schemaform.Form) *schemaForm {
 	s := &schemaForm{form: f}
 	s.json = widget.NewMultiLineEntry()
 	s.json.TextStyle.Monospace = true
@@ -177,24 +178,24 @@ type fieldInput interface {
 	set(v any)
 }
 
-func newInput(f *app.Field) fieldInput {
+func newInput(f *schemaform.Field) fieldInput {
 	switch f.Kind {
-	case app.FieldBool:
+	case schemaform.FieldBool:
 		return newBoolInput(f)
-	case app.FieldChoice:
+	case schemaform.FieldChoice:
 		return newChoiceInput(f)
-	case app.FieldChoices:
+	case schemaform.FieldChoices:
 		return newChoicesInput(f)
-	case app.FieldList:
+	case schemaform.FieldList:
 		return newListInput(f)
-	case app.FieldObject:
+	case schemaform.FieldObject:
 		return newObjectInput(f.Fields, f)
 	}
 	return newTextInput(f)
 }
 
 // fieldError names the field a problem is in.
-func fieldError(f *app.Field, err error) error {
+func fieldError(f *schemaform.Field, err error) error {
 	name := f.Title
 	if name == "" {
 		return err
@@ -206,13 +207,13 @@ var errRequired = errors.New("required")
 
 // textInput is an entry: text, a number, or JSON.
 type textInput struct {
-	f *app.Field
+	f *schemaform.Field
 	e *widget.Entry
 }
 
-func newTextInput(f *app.Field) *textInput {
+func newTextInput(f *schemaform.Field) *textInput {
 	t := &textInput{f: f, e: widget.NewEntry()}
-	if f.Kind == app.FieldJSON || f.Kind == app.FieldObject || f.Kind == app.FieldList {
+	if f.Kind == schemaform.FieldJSON || f.Kind == schemaform.FieldObject || f.Kind == schemaform.FieldList {
 		t.e.MultiLine = true
 		t.e.TextStyle.Monospace = true
 		t.e.Wrapping = fyne.TextWrapOff
@@ -249,11 +250,11 @@ func (t *textInput) set(v any) { t.e.SetText(t.f.Text(v)) }
 // boolInput is a check box. An optional one without a default is sent
 // only when checked.
 type boolInput struct {
-	f *app.Field
+	f *schemaform.Field
 	c *widget.Check
 }
 
-func newBoolInput(f *app.Field) *boolInput {
+func newBoolInput(f *schemaform.Field) *boolInput {
 	b := &boolInput{f: f, c: widget.NewCheck("", nil)}
 	if d, ok := f.Default.(bool); ok {
 		b.c.SetChecked(d)
@@ -278,13 +279,13 @@ func (b *boolInput) set(v any) {
 // choiceInput is a drop-down of an enum's values; an optional one can be
 // left at "not set".
 type choiceInput struct {
-	f *app.Field
+	f *schemaform.Field
 	s *widget.Select
 }
 
 const notSet = "(not set)"
 
-func newChoiceInput(f *app.Field) *choiceInput {
+func newChoiceInput(f *schemaform.Field) *choiceInput {
 	var opts []string
 	if !f.Required {
 		opts = append(opts, notSet)
@@ -324,11 +325,11 @@ func (c *choiceInput) set(v any) {
 
 // choicesInput is check boxes for an array of an enum's values.
 type choicesInput struct {
-	f *app.Field
+	f *schemaform.Field
 	g *widget.CheckGroup
 }
 
-func newChoicesInput(f *app.Field) *choicesInput {
+func newChoicesInput(f *schemaform.Field) *choicesInput {
 	var opts []string
 	for _, c := range f.Choices {
 		opts = append(opts, c.Title)
@@ -371,13 +372,13 @@ func (c *choicesInput) set(v any) {
 
 // listInput is a list of inputs of one kind, with Add and Remove.
 type listInput struct {
-	f     *app.Field
+	f     *schemaform.Field
 	items []fieldInput
 	rows  *fyne.Container
 	box   *fyne.Container
 }
 
-func newListInput(f *app.Field) *listInput {
+func newListInput(f *schemaform.Field) *listInput {
 	l := &listInput{f: f, rows: container.NewVBox()}
 	add := widget.NewButtonWithIcon("Add", theme.ContentAddIcon(), func() { l.add(nil) })
 	add.Importance = widget.LowImportance
@@ -442,13 +443,13 @@ func (l *listInput) set(v any) {
 // objectInput is the fields of an object, each under its title, with its
 // description and what it takes below.
 type objectInput struct {
-	fields []*app.Field
+	fields []*schemaform.Field
 	inputs []fieldInput
-	of     *app.Field // the field it is the value of; nil for the arguments
+	of     *schemaform.Field // the field it is the value of; nil for the arguments
 	box    *fyne.Container
 }
 
-func newObjectInput(fields []*app.Field, of *app.Field) *objectInput {
+func newObjectInput(fields []*schemaform.Field, of *schemaform.Field) *objectInput {
 	o := &objectInput{fields: fields, of: of, box: container.NewVBox()}
 	nested := of != nil
 	for _, f := range fields {
@@ -459,7 +460,7 @@ func newObjectInput(fields []*app.Field, of *app.Field) *objectInput {
 			title.SetText(f.Title + " *")
 		}
 		row := []fyne.CanvasObject{title}
-		if f.Kind == app.FieldBool {
+		if f.Kind == schemaform.FieldBool {
 			// The box sits before its title.
 			row = []fyne.CanvasObject{container.NewHBox(in.widget(), title)}
 		} else {
@@ -482,10 +483,10 @@ func newObjectInput(fields []*app.Field, of *app.Field) *objectInput {
 }
 
 // fieldHint is the line under a field: its description, and what it takes.
-func fieldHint(f *app.Field) string {
+func fieldHint(f *schemaform.Field) string {
 	parts := []string{}
 	if d := strings.TrimSpace(f.Description); d != "" {
-		parts = append(parts, app.Visible(d))
+		parts = append(parts, present.Visible(d))
 	}
 	if f.Hint != "" {
 		parts = append(parts, "("+f.Hint+")")

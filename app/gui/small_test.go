@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app/present"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/supervisor"
@@ -34,11 +35,11 @@ func TestPromptArgumentWithoutDescription(t *testing.T) {
 
 func TestCommandWords(t *testing.T) {
 	s := &supervisor.ServerState{Command: "npx → /usr/bin/npx", ResolvedPath: "/usr/bin/npx", Server: &registry.Server{Command: "npx", Args: []string{"-y", "pkg"}}}
-	if got := commandWords(s); got != "npx  -y pkg  (runs /usr/bin/npx)" {
+	if got := present.CommandWords(s); got != "npx  -y pkg  (runs /usr/bin/npx)" {
 		t.Errorf("resolved: %q", got)
 	}
 	s = &supervisor.ServerState{Command: "/usr/local/bin/mcptray → /usr/local/bin/mcptray", ResolvedPath: "/usr/local/bin/mcptray", Server: &registry.Server{Command: "/usr/local/bin/mcptray"}}
-	if got := commandWords(s); got != "/usr/local/bin/mcptray" {
+	if got := present.CommandWords(s); got != "/usr/local/bin/mcptray" {
 		t.Errorf("identical: %q", got)
 	}
 }
@@ -157,5 +158,23 @@ func TestTrayCountsClients(t *testing.T) {
 	menu.Items[n-2].Action()
 	if !stopped {
 		t.Error("Stop all servers and quit did nothing")
+	}
+}
+
+// TestSecretHintsFollowTheOneRule: the form warns about the keys `mcptray
+// import` warns about (registry.SecretName), a session cookie included, and
+// not about a reference or a plain setting.
+func TestSecretHintsFollowTheOneRule(t *testing.T) {
+	s := &registry.Server{Name: "x", Command: "x", Env: map[string]string{
+		"SESSION_COOKIE": "c0ffee-literal",
+		"API_TOKEN":      "${env:API_TOKEN}",
+		"LOG_LEVEL":      "debug",
+	}}
+	hints := secretHints(s)["env"]
+	if len(hints) != 1 || !strings.HasPrefix(hints[0], "SESSION_COOKIE holds a literal secret") {
+		t.Errorf("hints %q, want one for SESSION_COOKIE", hints)
+	}
+	if !registry.SecretName("SESSION_COOKIE") || registry.SecretName("LOG_LEVEL") {
+		t.Errorf("the registry's rule changed under the form")
 	}
 }

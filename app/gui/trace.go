@@ -14,7 +14,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/gateway"
 )
 
@@ -255,7 +255,7 @@ func (v *traceView) refilter() {
 }
 
 func (v *traceView) passes(f gateway.Frame) bool {
-	if v.hideHealth && app.HealthCheckFrame(f) {
+	if v.hideHealth && present.HealthCheckFrame(f) {
 		return false
 	}
 	if v.filter == "" {
@@ -271,7 +271,7 @@ func (v *traceView) passes(f gateway.Frame) bool {
 
 func (v *traceView) setStatus() {
 	hidden := len(v.frames) - len(v.shown)
-	s := app.Plural(len(v.shown), "frame")
+	s := present.Plural(len(v.shown), "frame")
 	if hidden > 0 {
 		why := "health checks"
 		if v.filter != "" {
@@ -298,15 +298,15 @@ func (v *traceView) cellText(f gateway.Frame, col int) string {
 	case 2:
 		return f.Dir
 	case 3:
-		return app.VisibleLine(f.Method)
+		return present.VisibleLine(f.Method)
 	case 4:
 		// What kind of frame, and for an answer how long it took.
 		if f.Took > 0 {
-			return f.Kind + " " + app.FormatLatency(f.Took)
+			return f.Kind + " " + present.FormatLatency(f.Took)
 		}
 		return f.Kind
 	}
-	body := app.VisibleLine(f.Body)
+	body := present.VisibleLine(f.Body)
 	if len(body) > 300 {
 		body = body[:300] + "…"
 	}
@@ -322,22 +322,22 @@ func (v *traceView) sessionName(id string) string {
 	short := strings.TrimPrefix(id, v.server)
 	for _, s := range v.m.c.gw[v.server].Sessions {
 		if s.ID == id && s.ClientName != "" {
-			return short + " " + app.VisibleLine(s.ClientName)
+			return short + " " + present.VisibleLine(s.ClientName)
 		}
 	}
-	return app.VisibleLine(short)
+	return present.VisibleLine(short)
 }
 
 // frameDetail is a frame in full, its body indented.
 func frameDetail(f gateway.Frame) string {
 	head := strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s %s", f.Time.Local().Format("15:04:05.000"), f.Session, f.Dir, f.Kind, f.Method)), " ")
 	if f.Took > 0 {
-		head += " (" + app.FormatLatency(f.Took) + ")"
+		head += " (" + present.FormatLatency(f.Took) + ")"
 	}
 	body := f.Body
 	var b bytes.Buffer
 	if json.Indent(&b, []byte(body), "", "  ") == nil {
 		body = b.String()
 	}
-	return head + "\n" + app.Visible(body)
+	return head + "\n" + present.Visible(body)
 }

@@ -6,7 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/assets"
 	"mcptray/supervisor"
 )
@@ -60,7 +60,7 @@ func buildTrayMenu(snap supervisor.Snapshot, clients map[string]int, warning str
 			st.Clients = n
 			s = &st
 		}
-		item := fyne.NewMenuItem(app.Summary(s), func() { act.showDetails(name) })
+		item := fyne.NewMenuItem(present.Summary(s), func() { act.showDetails(name) })
 		var sub []*fyne.MenuItem
 		if needsSignIn(s) && act.signIn != nil {
 			sub = append(sub, fyne.NewMenuItem("Sign in…", func() { act.signIn(name) }))
@@ -123,7 +123,7 @@ func trayTooltip(snap supervisor.Snapshot, warning string) string {
 		if rank(s) > 1 {
 			break
 		}
-		failing = append(failing, app.Summary(s))
+		failing = append(failing, present.Summary(s))
 	}
 	if len(failing) > 5 {
 		failing = append(failing[:5], fmt.Sprintf("and %d more", len(failing)-5))

@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/app"
+	"mcptray/app/present"
+	"mcptray/app/schemaform"
 	"mcptray/healthcheck"
 	"mcptray/registry"
 )
@@ -130,7 +132,7 @@ func (c *controller) handlersFor(t *trialRun) *healthcheck.ClientHandlers {
 				})
 			}
 		},
-		Log:    func(p *mcp.LoggingMessageParams) { note(app.LogLine(p)) },
+		Log:    func(p *mcp.LoggingMessageParams) { note(present.LogLine(p)) },
 		Elicit: c.elicit,
 		ElicitationComplete: func(id string) {
 			note("The server says the request in the browser is complete (" + id + ").")
@@ -205,7 +207,7 @@ func (v *runView) progress(p *mcp.ProgressNotificationParams) {
 		v.bar.Show()
 	}
 	if p.Message != "" {
-		v.status.SetText(app.VisibleLine(p.Message))
+		v.status.SetText(present.VisibleLine(p.Message))
 	}
 }
 
@@ -246,7 +248,7 @@ func (v *runView) took() time.Duration {
 // failure is a call that did not get a result, said in red: why the server
 // did not start, or how the request failed.
 func failure(err error) string {
-	if text, ok := app.NotReadyText(err); ok {
+	if text, ok := present.NotReadyText(err); ok {
 		return text
 	}
 	return err.Error()
@@ -254,7 +256,7 @@ func failure(err error) string {
 
 // errorText is a block of text in the error colour.
 func errorText(s string) *widget.Label {
-	l := widget.NewLabel(app.Visible(s))
+	l := widget.NewLabel(present.Visible(s))
 	l.Wrapping = fyne.TextWrapWord
 	l.Selectable = true
 	l.Importance = widget.DangerImportance
@@ -289,7 +291,7 @@ func (c *controller) try(server, what string, v *runView, fn func(context.Contex
 		}
 		fyne.Do(func() {
 			t.release()
-			if _, notReady := app.NotReadyText(err); notReady && c.trials[server] == t {
+			if _, notReady := present.NotReadyText(err); notReady && c.trials[server] == t {
 				// It failed to start: do not keep it retrying in the
 				// background; the next call starts it afresh.
 				delete(c.trials, server)
@@ -349,14 +351,14 @@ func (c *controller) showElicitation(p *mcp.ElicitParams, answer chan<- *mcp.Eli
 			e.dialog.Hide()
 		}
 	}
-	msg := widget.NewLabel(app.Visible(p.Message))
+	msg := widget.NewLabel(present.Visible(p.Message))
 	msg.Wrapping = fyne.TextWrapWord
 	width := canvas.NewRectangle(color.Transparent)
 	width.SetMinSize(fyne.NewSize(480, 0))
 	body := container.NewVBox(width, msg)
 	sendText := "Send"
 	if p.Mode == "url" || p.URL != "" {
-		link := widget.NewLabel(app.VisibleLine(p.URL))
+		link := widget.NewLabel(present.VisibleLine(p.URL))
 		link.Wrapping = fyne.TextWrapBreak
 		link.TextStyle.Monospace = true
 		body.Add(link)
@@ -368,7 +370,7 @@ func (c *controller) showElicitation(p *mcp.ElicitParams, answer chan<- *mcp.Eli
 			reply(&mcp.ElicitResult{Action: "accept"})
 		})
 	} else {
-		form, err := app.NewForm(p.RequestedSchema)
+		form, err := schemaform.NewForm(p.RequestedSchema)
 		if err != nil {
 			body.Add(errorText("The server's form cannot be used (" + err.Error() + "): decline or cancel."))
 		} else {

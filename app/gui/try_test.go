@@ -20,6 +20,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/healthcheck"
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -33,11 +34,11 @@ func npmServers(t *testing.T) (string, supervisor.Snapshot) {
 	everything := filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	memory := filepath.Join(dir, "@modelcontextprotocol", "server-memory", "dist", "index.js")
 	if _, err := exec.LookPath("node"); err != nil || dir == "" {
-		t.Skip("needs node and MCPTRAY_TEST_SERVERS (make test installs them)")
+		testenv.Need(t, "node and MCPTRAY_TEST_SERVERS (make test installs them)")
 	}
 	for _, f := range []string{everything, memory} {
 		if _, err := os.Stat(f); err != nil {
-			t.Skipf("not installed: %v", err)
+			testenv.Need(t, fmt.Sprintf("the test server (%v)", err))
 		}
 	}
 	tmp := t.TempDir()

@@ -14,7 +14,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"mcptray/app"
+	"mcptray/app/present"
+	"mcptray/app/schemaform"
 	"mcptray/healthcheck"
 )
 
@@ -124,7 +125,7 @@ func (p *panelBase) fill(args map[string]any) {
 
 // addForm adds the form made from a schema, or says why there is none
 // (and the button cannot run).
-func (p *panelBase) addForm(form *app.Form, err error, what string) {
+func (p *panelBase) addForm(form *schemaform.Form, err error, what string) {
 	if err != nil {
 		p.box.Add(errorText(what + ": " + err.Error()))
 		p.run.button.Disable()
@@ -145,7 +146,7 @@ func (m *mainWindow) newToolPanel(server string, t healthcheck.Tool) *toolPanel 
 	p.run = newRunView("Run", theme.MediaPlayIcon(), p.start)
 	title := widget.NewLabelWithStyle(nameTitle(t.Name, t.Title), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	title.Truncation = fyne.TextTruncateEllipsis
-	desc := widget.NewLabel(app.Visible(strings.TrimSpace(t.Description)))
+	desc := widget.NewLabel(present.Visible(strings.TrimSpace(t.Description)))
 	desc.Wrapping = fyne.TextWrapWord
 	hints := widget.NewLabel(annotationWords(t.Annotations))
 	hints.Truncation = fyne.TextTruncateEllipsis
@@ -158,7 +159,7 @@ func (m *mainWindow) newToolPanel(server string, t healthcheck.Tool) *toolPanel 
 		p.box.Add(desc)
 	}
 	p.box.Add(hints)
-	form, err := app.NewForm(t.InputSchema)
+	form, err := schemaform.NewForm(t.InputSchema)
 	p.addForm(form, err, "The tool's input schema cannot be used")
 	p.box.Add(p.run.box)
 	return p
@@ -251,7 +252,7 @@ func (p *toolPanel) showResult(res *healthcheck.CallResult, took time.Duration) 
 	objs := []fyne.CanvasObject{v.box}
 	if res.StructuredContent != nil {
 		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
-		sc := widget.NewLabel(app.Visible(string(b)))
+		sc := widget.NewLabel(present.Visible(string(b)))
 		sc.TextStyle.Monospace = true
 		sc.Selectable = true
 		sc.Wrapping = fyne.TextWrapWord
@@ -271,7 +272,7 @@ func (p *toolPanel) showResult(res *healthcheck.CallResult, took time.Duration) 
 	} else if res.OutputError != nil {
 		objs = append(objs, errorText(res.OutputError.Error()))
 	}
-	after := " in " + app.FormatLatency(took) + "."
+	after := " in " + present.FormatLatency(took) + "."
 	switch {
 	case res.IsError:
 		p.run.end("The tool reported an error (isError)"+after, false, objs...)
@@ -307,7 +308,7 @@ func (m *mainWindow) newTemplatePanel(server, uriTemplate string) *readPanel {
 	p.preview.TextStyle.Monospace = true
 	p.preview.Wrapping = fyne.TextWrapBreak
 	p.box = container.NewVBox()
-	form, err := app.TemplateForm(uriTemplate)
+	form, err := schemaform.TemplateForm(uriTemplate)
 	p.addForm(form, err, "The template cannot be filled")
 	p.box.Add(p.preview)
 	p.box.Add(p.run.box)
@@ -325,7 +326,7 @@ func (p *readPanel) start() {
 		if args, err = p.form.values(); err != nil {
 			return
 		}
-		if uri, err = app.ExpandTemplate(p.template, args); err != nil {
+		if uri, err = schemaform.ExpandTemplate(p.template, args); err != nil {
 			p.run.end(err.Error(), false)
 			return
 		}
@@ -355,7 +356,7 @@ func (p *readPanel) start() {
 			v.resource(rc, true)
 		}
 		rec.outcome, rec.good = "ok", true
-		p.run.end(fmt.Sprintf("Read %s in %s.", app.Plural(len(res.Contents), "content"), app.FormatLatency(rec.took)), true, v.box)
+		p.run.end(fmt.Sprintf("Read %s in %s.", present.Plural(len(res.Contents), "content"), present.FormatLatency(rec.took)), true, v.box)
 		c.record(rec)
 	})
 }
@@ -370,7 +371,7 @@ func (m *mainWindow) newPromptPanel(server string, pr healthcheck.Prompt) *promp
 	p := &promptPanel{panelBase: panelBase{m: m, server: server}, prompt: pr}
 	p.run = newRunView("Get", theme.MailComposeIcon(), p.start)
 	p.box = container.NewVBox()
-	form, err := app.PromptForm(pr)
+	form, err := schemaform.PromptForm(pr)
 	p.addForm(form, err, "The prompt's arguments cannot be asked")
 	p.box.Add(p.run.box)
 	return p
@@ -388,7 +389,7 @@ func (p *promptPanel) start() {
 	rec := &callRecord{server: p.server, kind: callPrompt, name: p.prompt.Name, args: args, at: c.now()}
 	var res *mcp.GetPromptResult
 	c.try(p.server, "Getting "+p.prompt.Name, p.run, func(ctx context.Context, s *healthcheck.Session) (err error) {
-		res, err = s.GetPrompt(ctx, p.prompt.Name, app.StringArgs(args))
+		res, err = s.GetPrompt(ctx, p.prompt.Name, schemaform.StringArgs(args))
 		return err
 	}, func(err error) {
 		rec.took = p.run.took()
@@ -407,7 +408,7 @@ func (p *promptPanel) start() {
 			v.add([]mcp.Content{msg.Content})
 		}
 		rec.outcome, rec.good = "ok", true
-		p.run.end(fmt.Sprintf("Got %s in %s.", app.Plural(len(res.Messages), "message"), app.FormatLatency(rec.took)), true, v.box)
+		p.run.end(fmt.Sprintf("Got %s in %s.", present.Plural(len(res.Messages), "message"), present.FormatLatency(rec.took)), true, v.box)
 		c.record(rec)
 	})
 }
@@ -477,7 +478,7 @@ func historyLine(r *callRecord) string {
 		}
 		s += " " + args
 	}
-	return app.VisibleLine(s + "  → " + r.outcome + ", " + app.FormatLatency(r.took))
+	return present.VisibleLine(s + "  → " + r.outcome + ", " + present.FormatLatency(r.took))
 }
 
 // rerun opens a call's tab and item, fills in its arguments and makes the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -11,9 +12,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/healthcheck"
-	"mcptray/registry/clients"
 	"mcptray/supervisor"
 )
 
@@ -80,7 +80,7 @@ type mainWindow struct {
 }
 
 // overviewRows are the Overview tab's fields, in order.
-var overviewRows = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Connect latency", "Probe latency"}
+var overviewRows = present.DetailLabels
 
 func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m := &mainWindow{c: c, win: win, fields: map[string]*widget.Label{}}
@@ -270,38 +270,73 @@ func (m *mainWindow) showTab(title string) {
 }
 
 func (m *mainWindow) showDetails(s *supervisor.ServerState) {
-	enable := func(b bool, ws ...*widget.Button) {
-		for _, w := range ws {
-			if b {
-				w.Enable()
-			} else {
-				w.Disable()
-			}
-		}
-	}
 	if s == nil {
-		m.header.SetText("No server selected")
-		m.stateLabel.SetText("")
-		enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-		// Nothing of a server that is gone may stay on screen.
-		for _, l := range m.fields {
-			l.SetText("–")
-		}
-		m.diagCard.Hide()
-		m.caps.SetText("–")
-		m.instructions.SetText("–")
-		m.chart.SetSamples(nil, 0)
-		m.chartStats.SetText("")
-		m.report, m.reportOwner = nil, ""
-		m.setCatalogs(&healthcheck.Report{}, false)
-		m.showClients("")
+		m.showNoServer()
 		return
 	}
+	m.showButtons(s)
+	now := m.c.now()
+	// What the server sent is shown with its control characters visible.
+	for _, d := range present.Details(s, now) {
+		m.fields[d.Label].SetText(orDash(present.VisibleLine(d.Text)))
+	}
+	if r := s.Report; r != nil {
+		m.caps.SetText(capabilityList(r.Capabilities))
+		m.instructions.SetText(orDash(present.Visible(r.Instructions)))
+	} else {
+		m.caps.SetText("–")
+		m.instructions.SetText("–")
+	}
+	p := s.Probes
+	if p.Count > 0 {
+		m.chartStats.SetText(present.ProbeLatency(p))
+	} else {
+		m.chartStats.SetText("no probes yet")
+	}
+	m.chart.SetSamples(p.Recent, p.P95)
+	m.showClients(s.Name)
+	m.showDiagnosis(s)
+	m.showCatalog(s, now)
+}
+
+// enable enables the buttons, or disables them.
+func enable(b bool, ws ...*widget.Button) {
+	for _, w := range ws {
+		if b {
+			w.Enable()
+		} else {
+			w.Disable()
+		}
+	}
+}
+
+// showNoServer empties the details: nothing of a server that is gone may
+// stay on screen.
+func (m *mainWindow) showNoServer() {
+	m.header.SetText("No server selected")
+	m.stateLabel.SetText("")
+	enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
+	for _, l := range m.fields {
+		l.SetText("–")
+	}
+	m.diagCard.Hide()
+	m.caps.SetText("–")
+	m.instructions.SetText("–")
+	m.chart.SetSamples(nil, 0)
+	m.chartStats.SetText("")
+	m.report, m.reportOwner = nil, ""
+	m.setCatalogs(&healthcheck.Report{}, false)
+	m.showClients("")
+}
+
+// showButtons sets the header and the buttons for s: Stop and Restart while
+// it runs, Start when it does not.
+func (m *mainWindow) showButtons(s *supervisor.ServerState) {
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
 	m.header.SetText(s.Name)
 	m.badge.FillColor = dotColor(s)
 	m.badge.Refresh()
-	m.stateLabel.SetText(app.StateDetailAt(s, m.c.now()))
+	m.stateLabel.SetText(present.StateDetailAt(s, m.c.now()))
 	if s.State.Alive() || s.State == supervisor.StateBackoff {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
@@ -314,112 +349,51 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		enable(s.Server == nil || s.Server.Valid(), m.startStop)
 	}
 	m.buttons.Refresh()
+}
 
-	now := m.c.now()
-	// What the server sent is shown with its control characters visible.
-	set := func(k, v string) { m.fields[k].SetText(orDash(app.VisibleLine(v))) }
-	set("Status", string(s.State)+" since "+s.Since.Local().Format("15:04:05"))
-	set("Reason", s.Reason)
-	if r := s.Report; r != nil {
-		info := r.ServerInfo.Name + " " + r.ServerInfo.Version
-		if r.ServerInfo.Title != "" {
-			info += " (" + r.ServerInfo.Title + ")"
-		}
-		if !s.Live() && !s.LastLive.IsZero() {
-			info += " (last seen " + app.LastSeen(s.LastLive, m.c.now()) + ")"
-		}
-		set("Server", info)
-		proto := r.ProtocolVersion + " · " + string(r.Era)
-		if r.EraSource != "" {
-			proto += " (" + r.EraSource + ")"
-		}
-		set("Protocol", proto)
-		m.caps.SetText(capabilityList(r.Capabilities))
-		m.instructions.SetText(orDash(app.Visible(r.Instructions)))
-	} else {
-		set("Server", "")
-		set("Protocol", string(s.Era))
-		m.caps.SetText("–")
-		m.instructions.SetText("–")
-	}
-	transport := string(s.Transport)
-	if s.Server != nil && s.Server.URL != "" {
-		transport += " · " + s.Server.URL
-	}
-	set("Transport", transport)
-	set("Command", commandWords(s))
-	proc := ""
-	if s.PID > 0 {
-		proc = fmt.Sprintf("pid %d, up %s", s.PID, app.RoundDur(s.Uptime(now)))
-	} else if !s.StartedAt.IsZero() {
-		proc = "connected " + app.RoundDur(s.Uptime(now)) + " ago"
-	}
-	set("Process", proc)
-	if s.Server != nil && s.Server.IsRemote() {
-		set("Restarts", app.Plural(s.Restarts, "reconnect"))
-	} else {
-		set("Restarts", fmt.Sprint(s.Restarts))
-	}
-	if s.LastExit != nil {
-		set("Last exit", s.LastExit.Describe()+" at "+s.LastExit.Time.Local().Format("15:04:05"))
-	} else {
-		set("Last exit", "")
-	}
-	p := s.Probes
-	if p.Count > 0 {
-		lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", app.FormatLatency(p.Last), app.FormatLatency(p.Min),
-			app.FormatLatency(p.Median), app.FormatLatency(p.P95), app.Plural(p.Count, "probe"))
-		if p.ConsecutiveFailures > 0 {
-			lat += fmt.Sprintf(" · %d failing in a row", p.ConsecutiveFailures)
-		}
-		set("Probe latency", lat)
-		m.chartStats.SetText(lat)
-	} else {
-		set("Probe latency", "")
-		m.chartStats.SetText("no probes yet")
-	}
-	if s.Report != nil && s.Report.ConnectLatency > 0 {
-		set("Connect latency", app.FormatLatency(s.Report.ConnectLatency)+" (handshake)")
-	} else {
-		set("Connect latency", "")
-	}
-	m.chart.SetSamples(p.Recent, p.P95)
-	m.showClients(s.Name)
-
-	if d, warns := s.Diagnosis, s.Warnings; d != nil || len(warns) > 0 {
-		var b strings.Builder
-		if d != nil {
-			m.diagCard.SetTitle(string(d.Code))
-			m.diagCard.SetSubTitle(d.Message)
-			writeDiagnosis(&b, d)
-		} else {
-			m.diagCard.SetTitle("warning: " + string(warns[0].Code))
-			m.diagCard.SetSubTitle(warns[0].Message)
-			writeDiagnosis(&b, &warns[0])
-			warns = warns[1:]
-		}
-		for i := range warns {
-			b.WriteString("\n\nWarning: " + string(warns[i].Code) + ": " + warns[i].Message + "\n")
-			writeDiagnosis(&b, &warns[i])
-		}
-		hasStderr := d == nil || slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "stderr: ") })
-		if len(s.StderrTail) > 0 && !hasStderr && d.Code != healthcheck.CodeStdoutNoise {
-			b.WriteString("\n\nLast stderr lines:\n")
-			for _, l := range s.StderrTail {
-				b.WriteString(l.Text + "\n")
-			}
-		}
-		m.diagText.SetText(strings.TrimSpace(app.Visible(b.String())))
-		if needsSignIn(s) {
-			m.signInRow.Show()
-		} else {
-			m.signInRow.Hide()
-		}
-		m.diagCard.Show()
-	} else {
+// showDiagnosis fills the diagnosis card: the diagnosis and the warnings,
+// with their evidence and fixes, and the last stderr lines when the
+// diagnosis does not already quote them.
+func (m *mainWindow) showDiagnosis(s *supervisor.ServerState) {
+	d, warns := s.Diagnosis, s.Warnings
+	if d == nil && len(warns) == 0 {
 		m.diagCard.Hide()
+		return
 	}
+	var b strings.Builder
+	if d != nil {
+		m.diagCard.SetTitle(string(d.Code))
+		m.diagCard.SetSubTitle(d.Message)
+		writeDiagnosis(&b, d)
+	} else {
+		m.diagCard.SetTitle("warning: " + string(warns[0].Code))
+		m.diagCard.SetSubTitle(warns[0].Message)
+		writeDiagnosis(&b, &warns[0])
+		warns = warns[1:]
+	}
+	for i := range warns {
+		b.WriteString("\n\nWarning: " + string(warns[i].Code) + ": " + warns[i].Message + "\n")
+		writeDiagnosis(&b, &warns[i])
+	}
+	hasStderr := d == nil || slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "stderr: ") })
+	if len(s.StderrTail) > 0 && !hasStderr && d.Code != healthcheck.CodeStdoutNoise {
+		b.WriteString("\n\nLast stderr lines:\n")
+		for _, l := range s.StderrTail {
+			b.WriteString(l.Text + "\n")
+		}
+	}
+	m.diagText.SetText(strings.TrimSpace(present.Visible(b.String())))
+	if needsSignIn(s) {
+		m.signInRow.Show()
+	} else {
+		m.signInRow.Hide()
+	}
+	m.diagCard.Show()
+}
 
+// showCatalog fills the catalog tabs when s's report changed; the catalog
+// of a server that is not up is as it was last seen.
+func (m *mainWindow) showCatalog(s *supervisor.ServerState, now time.Time) {
 	if s.Report != m.report || s.Name != m.reportOwner {
 		same := s.Name == m.reportOwner
 		m.report, m.reportOwner = s.Report, s.Name
@@ -429,12 +403,11 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 		}
 		m.setCatalogs(r, same)
 	}
-	// The catalog of a server that is not up is as it was last seen.
 	if s.Report != nil {
 		n := len(m.catalogTools(s.Report))
 		title := fmt.Sprintf("Tools (%d)", n)
 		if !s.Live() && !s.LastLive.IsZero() {
-			title = fmt.Sprintf("Tools (%d, last seen %s)", n, app.LastSeen(s.LastLive, m.c.now()))
+			title = fmt.Sprintf("Tools (%d, last seen %s)", n, present.LastSeen(s.LastLive, now))
 		}
 		if m.tabs.Items[1].Text != title {
 			m.tabs.Items[1].Text = title
@@ -466,22 +439,6 @@ func (m *mainWindow) setCatalogs(r *healthcheck.Report, keep bool) {
 	m.tabs.Items[3].Text = fmt.Sprintf("Templates (%d)", len(r.ResourceTemplates))
 	m.tabs.Items[4].Text = fmt.Sprintf("Prompts (%d)", len(r.Prompts))
 	m.tabs.Refresh()
-}
-
-// commandWords is the Command row: the command as configured with its
-// arguments, and the program it resolved to only when that says more.
-func commandWords(s *supervisor.ServerState) string {
-	if s.Server == nil || s.Server.Command == "" {
-		return s.Command
-	}
-	cmd := s.Server.Command
-	if len(s.Server.Args) > 0 {
-		cmd += "  " + clients.ShellJoin(s.Server.Args)
-	}
-	if p := s.ResolvedPath; p != "" && p != s.Server.Command {
-		cmd += "  (runs " + p + ")"
-	}
-	return cmd
 }
 
 // catalogTools are the tools the Tools tab lists: the report's, then

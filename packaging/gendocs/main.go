@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"mcptray/app"
+	"mcptray/app/cli"
 	"mcptray/app/clidoc"
 )
 
@@ -47,7 +48,7 @@ func run(out, version, date string) error {
 		when = t.UTC()
 	}
 	day := when.Format(time.DateOnly)
-	cmds, global := app.Commands(), app.GlobalFlags()
+	cmds, global := cli.Commands(), cli.GlobalFlags()
 	progs := []string{"mcptray", "mcptray-headless"}
 	files := map[string][]byte{}
 	var b bytes.Buffer

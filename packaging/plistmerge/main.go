@@ -49,12 +49,12 @@ func merge(plist, fragment []byte) ([]byte, error) {
 	out := string(plist)
 	for _, p := range pairs {
 		if out, err = removeKey(out, p.key); err != nil {
-			return nil, fmt.Errorf("Info.plist: %w", err)
+			return nil, fmt.Errorf("Info.plist: %w", err) //lint:ignore ST1005 a file name
 		}
 	}
 	end := strings.LastIndex(out, "</dict>")
 	if end < 0 {
-		return nil, errors.New("Info.plist: no </dict>")
+		return nil, errors.New("Info.plist: no </dict>") //lint:ignore ST1005 a file name
 	}
 	var b strings.Builder
 	for _, p := range pairs {

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"mcptray/healthcheck"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// Check-specific engine tuning: a check must not wait on servers that ignore
+// stdin EOF, nor leave log files of its own, nor retry for long.
+const (
+	checkStopGrace = 200 * time.Millisecond
+	checkKillGrace = time.Second
+)
+
+// RunCheck runs the engine until every server has settled (ready or
+// degraded with one probe done, or failed) or timeout passes, then stops it
+// and returns the last state of each server, in order.
+func RunCheck(ctx context.Context, cfg *registry.Config, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
+	return runCheckWith(ctx, NewEngineOptions(cfg, EngineSetup{Terminal: true}), servers, timeout)
+}
+
+// CheckServer checks one server that need not be in any config (the
+// desktop app's form tests what it holds before saving): the same run as
+// `mcptray check`, with the engine options the desktop app runs servers
+// with (cfg's settings; nil for the defaults).
+func CheckServer(ctx context.Context, cfg *registry.Config, s *registry.Server, timeout time.Duration) supervisor.ServerState {
+	if cfg == nil {
+		cfg = &registry.Config{}
+	}
+	c := s.Clone()
+	c.Start, c.Autostart, c.Disabled = registry.StartAuto, true, false
+	return runCheckWith(ctx, EngineOptions(cfg), []*registry.Server{c}, timeout)[0]
+}
+
+func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
+	opts.StopGrace = checkStopGrace
+	opts.KillGrace = checkKillGrace
+	opts.NoLogFiles = true
+	// The handshake gives up a little before the check does, so a silent
+	// server gets the health check's own diagnosis (nothing written, or
+	// non-JSON) rather than a bare "gave up".
+	// The same margin bounds every probe: an unanswered probe is then a
+	// probe-timeout the check reports, not a server "still ready" when the
+	// check gave up.
+	limit := timeout - min(timeout/10, 2*time.Second)
+	if opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
+		opts.StartupTimeout = limit
+	}
+	opts.Deadline = time.Now().Add(limit)
+	sup := supervisor.New(servers, opts)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sup.Run(runCtx)
+	}()
+
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	probed := map[string]bool{} // servers asked for their first probe
+	final := map[string]supervisor.ServerState{}
+	for len(final) < len(servers) {
+		snap := sup.Snapshot()
+		for _, st := range snap.Servers {
+			if _, ok := final[st.Name]; ok {
+				continue
+			}
+			switch {
+			case settled(&st):
+				final[st.Name] = st
+			case (st.State == supervisor.StateReady || st.State == supervisor.StateDegraded) && !probed[st.Name]:
+				// The handshake is done; probe now rather than after the
+				// probe interval.
+				probed[st.Name] = true
+				_ = sup.CheckNow(st.Name)
+			}
+		}
+		if len(final) == len(servers) {
+			break
+		}
+		select {
+		case <-sup.Changes():
+		case <-deadline.C:
+			for _, st := range sup.Snapshot().Servers {
+				if _, ok := final[st.Name]; !ok {
+					final[st.Name] = timedOut(st, timeout)
+				}
+			}
+		case <-ctx.Done():
+			for _, st := range sup.Snapshot().Servers {
+				if _, ok := final[st.Name]; !ok {
+					final[st.Name] = st
+				}
+			}
+		}
+	}
+	stop()
+	<-done
+	out := make([]supervisor.ServerState, 0, len(servers))
+	for _, s := range servers {
+		out = append(out, final[s.Name])
+	}
+	return out
+}
+
+// settled reports whether a server's check has an outcome.
+func settled(st *supervisor.ServerState) bool {
+	switch st.State {
+	case supervisor.StateReady, supervisor.StateDegraded:
+		return st.Probes.Count > 0 || st.Probes.ConsecutiveFailures > 0
+	case supervisor.StateFailed, supervisor.StateCrashLooping, supervisor.StateUnhealthy, supervisor.StateSignIn:
+		return true
+	case supervisor.StateBackoff:
+		// A failed start: its diagnosis is the outcome.
+		return true
+	case supervisor.StateStopped:
+		return st.LastExit != nil || st.Diagnosis != nil
+	}
+	return false
+}
+
+// timedOut is a server not settled when the check gave up.
+func timedOut(st supervisor.ServerState, timeout time.Duration) supervisor.ServerState {
+	if st.State == supervisor.StateReady || st.State == supervisor.StateDegraded {
+		// Connected, but its probe had no answer: not ready.
+		st.State = supervisor.StateUnhealthy
+		st.Diagnosis = &healthcheck.Diagnosis{
+			Code:    healthcheck.CodeProbeTimeout,
+			Message: fmt.Sprintf("%s answered the handshake, but its liveness probe had no answer when the check gave up after %s.", st.Name, timeout),
+			Fix:     "Run the check again with a longer --timeout, or look at the server's stderr below.",
+		}
+		return st
+	}
+	if st.Diagnosis == nil {
+		st.Diagnosis = &healthcheck.Diagnosis{
+			Code:    healthcheck.CodeHandshakeTimeout,
+			Message: fmt.Sprintf("%s was still %s when the check gave up after %s.", st.Name, st.State, timeout),
+			Fix:     "Run the check again with a longer --timeout, or look at the server's stderr below.",
+		}
+	}
+	return st
+}

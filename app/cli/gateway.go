@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"mcptray/app"
+	"mcptray/app/present"
+	"mcptray/control"
+	"mcptray/gateway"
+	"mcptray/registry"
+)
+
+const gatewayHelp = `Asks the daemon how clients reach its servers: the local Streamable HTTP
+URL of each (127.0.0.1, the credential in the path), the command a stdio
+client runs (mcptray connect NAME), and the client sessions connected now:
+client name and version from their handshake, the pid of a stdio bridge,
+since when, requests, errors, and the latency of real client requests
+(p50/p95) per server.
+
+The URL holds the per-install key: treat it like a password. --reveal
+prints it; without it the key is masked.`
+
+func gatewayFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print JSON")
+	reveal := fs.Bool("reveal", false, "print the URLs with their key")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) > 0 {
+			return app.Usagef("takes no arguments")
+		}
+		c, err := app.DialDaemon(ctx)
+		if err != nil {
+			return err
+		}
+		gi, err := c.Gateway(ctx)
+		if err != nil {
+			return err
+		}
+		if !*reveal {
+			for i := range gi.Servers {
+				gi.Servers[i].URL = registry.MaskURL(gi.Servers[i].URL)
+			}
+		}
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(gi)
+		}
+		printGateway(env.Stdout, gi)
+		return nil
+	}
+}
+
+const traceHelp = `Prints the last frames (up to 1000 per server) the daemon exchanged for
+server NAME: client sessions to mcptray, mcptray to the server (relayed
+requests and health checks alike) and back, each with its time, session,
+method and, for results, how long it took. Values of fields named like
+credentials and the server's configured secrets are masked. -f follows new
+frames until interrupted.`
+
+func traceFlags(fs *flag.FlagSet) runFunc {
+	asJSON := fs.Bool("json", false, "print one JSON object per frame")
+	follow := fs.Bool("f", false, "follow: print new frames as they come")
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) != 1 {
+			return app.Usagef("takes one server NAME")
+		}
+		c, err := app.DialDaemon(ctx)
+		if err != nil {
+			return err
+		}
+		print := func(f gateway.Frame) { printFrame(env.Stdout, f, *asJSON) }
+		page, err := c.Trace(ctx, args[0], 0)
+		if err != nil {
+			return err
+		}
+		for _, f := range page.Frames {
+			print(f)
+		}
+		if !*follow {
+			return nil
+		}
+		return c.FollowTrace(ctx, args[0], page.Next, print)
+	}
+}
+
+func printGateway(w io.Writer, gi *control.GatewayInfo) {
+	if gi.Problem != "" {
+		fmt.Fprintf(w, "The local HTTP endpoint is off: %s\n", gi.Problem)
+	} else {
+		fmt.Fprintf(w, "Local endpoint: http://127.0.0.1:%d (only this user; the key is in each URL)\n", gi.Port)
+	}
+	for _, s := range gi.Servers {
+		fmt.Fprintf(w, "\n%s\n", present.VisibleLine(s.Name))
+		if s.URL != "" {
+			fmt.Fprintf(w, "  url      %s\n", s.URL)
+		}
+		fmt.Fprintf(w, "  stdio    %s\n", strings.Join(s.Command, " "))
+		u := s.Usage
+		if u.Sampled > 0 {
+			fmt.Fprintf(w, "  requests %d relayed, p50 %s, p95 %s\n", u.Sampled, present.FormatLatency(u.P50), present.FormatLatency(u.P95))
+		}
+		if len(s.Sessions) == 0 {
+			fmt.Fprintln(w, "  no client sessions")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CLIENT\tVIA\tPID\tSINCE\tREQUESTS\tERRORS")
+		for _, cs := range s.Sessions {
+			client := present.VisibleCell(strings.TrimSpace(cs.ClientName + " " + cs.ClientVersion))
+			if client == "" {
+				client = "(no handshake yet)"
+			}
+			pid := "-"
+			if cs.PID > 0 {
+				pid = fmt.Sprint(cs.PID)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", client, cs.Via, pid, cs.Since.Local().Format("15:04:05"), cs.Requests, cs.Errors)
+		}
+		tw.Flush()
+		for _, cs := range s.Sessions {
+			if cs.Dropped > 0 {
+				fmt.Fprintf(w, "  %s lost %d notifications: its client reads too slowly\n", cs.ID, cs.Dropped)
+			}
+		}
+	}
+}
+
+func printFrame(w io.Writer, f gateway.Frame, asJSON bool) {
+	if asJSON {
+		_ = json.NewEncoder(w).Encode(f)
+		return
+	}
+	took := ""
+	if f.Took > 0 {
+		took = " (" + present.FormatLatency(f.Took) + ")"
+	}
+	who := f.Session
+	if who == "" {
+		who = "-"
+	}
+	body := f.Body
+	if len(body) > 200 {
+		body = body[:200] + "…"
+	}
+	fmt.Fprintf(w, "%s %-16s %-14s %-12s %s%s %s\n", f.Time.Local().Format("15:04:05.000"), present.VisibleCell(who), f.Dir, f.Kind, present.VisibleCell(f.Method), took, present.VisibleLine(body))
+}

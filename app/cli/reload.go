@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"mcptray/app"
+	"mcptray/app/present"
+)
+
+const reloadHelp = `Added servers start, removed ones stop, changed ones restart, the rest are
+left alone. A file with a syntax error changes nothing; servers with errors
+are kept but not started (exit 1).`
+
+func reloadFlags(fs *flag.FlagSet) runFunc {
+	return func(ctx context.Context, env *app.Env, args []string) error {
+		if len(args) > 0 {
+			return app.Usagef("takes no arguments")
+		}
+		c, err := app.DialDaemon(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := c.Reload(ctx)
+		if err != nil {
+			return err
+		}
+		for _, d := range res.Diagnostics {
+			fmt.Fprintln(env.Stderr, present.Visible(d))
+		}
+		fmt.Fprintf(env.Stdout, "reloaded %s: %d servers\n", res.ConfigPath, res.Servers)
+		if res.Errors > 0 {
+			fmt.Fprintf(env.Stderr, "mcptray reload: %d errors; those servers do not run (fix them: mcptray config validate)\n", res.Errors)
+			return ExitError{Code: 1}
+		}
+		return nil
+	}
+}

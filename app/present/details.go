@@ -1,0 +1,104 @@
+package present
+
+import (
+	"fmt"
+	"mcptray/healthcheck"
+	"mcptray/internal/human"
+	"mcptray/registry/clients"
+	"mcptray/supervisor"
+	"time"
+)
+
+// CommandWords is the Command row: the command as configured with its
+// arguments, and the program it resolved to only when that says more.
+func CommandWords(s *supervisor.ServerState) string {
+	if s.Server == nil || s.Server.Command == "" {
+		return s.Command
+	}
+	cmd := s.Server.Command
+	if len(s.Server.Args) > 0 {
+		cmd += "  " + clients.ShellJoin(s.Server.Args)
+	}
+	if p := s.ResolvedPath; p != "" && p != s.Server.Command {
+		cmd += "  (runs " + p + ")"
+	}
+	return cmd
+}
+
+// Detail is one row of a server's details: its label and what it says, as
+// the server sent it ("" when there is nothing to say); a view makes it
+// visible with [VisibleLine].
+type Detail struct{ Label, Text string }
+
+// DetailLabels are the labels of [Details]' rows, in order.
+var DetailLabels = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Connect latency", "Probe latency"}
+
+// Details are the rows the window shows for s at now, labelled and ordered
+// as [DetailLabels].
+func Details(s *supervisor.ServerState, now time.Time) []Detail {
+	var server, proto string
+	if r := s.Report; r != nil {
+		server = r.ServerInfo.Name + " " + r.ServerInfo.Version
+		if r.ServerInfo.Title != "" {
+			server += " (" + r.ServerInfo.Title + ")"
+		}
+		if !s.Live() && !s.LastLive.IsZero() {
+			server += " (last seen " + LastSeen(s.LastLive, now) + ")"
+		}
+		proto = r.ProtocolVersion + " · " + string(r.Era)
+		if r.EraSource != "" {
+			proto += " (" + r.EraSource + ")"
+		}
+	} else {
+		proto = string(s.Era)
+	}
+	transport := string(s.Transport)
+	if s.Server != nil && s.Server.URL != "" {
+		transport += " · " + s.Server.URL
+	}
+	proc := ""
+	if s.PID > 0 {
+		proc = fmt.Sprintf("pid %d, up %s", s.PID, human.Duration(s.Uptime(now)))
+	} else if !s.StartedAt.IsZero() {
+		proc = "connected " + human.Duration(s.Uptime(now)) + " ago"
+	}
+	restarts := fmt.Sprint(s.Restarts)
+	if s.Server != nil && s.Server.IsRemote() {
+		restarts = Plural(s.Restarts, "reconnect")
+	}
+	lastExit := ""
+	if s.LastExit != nil {
+		lastExit = s.LastExit.Describe() + " at " + s.LastExit.Time.Local().Format("15:04:05")
+	}
+	connect := ""
+	if s.Report != nil && s.Report.ConnectLatency > 0 {
+		connect = FormatLatency(s.Report.ConnectLatency) + " (handshake)"
+	}
+	return []Detail{
+		{"Status", string(s.State) + " since " + s.Since.Local().Format("15:04:05")},
+		{"Reason", s.Reason},
+		{"Server", server},
+		{"Protocol", proto},
+		{"Transport", transport},
+		{"Command", CommandWords(s)},
+		{"Process", proc},
+		{"Restarts", restarts},
+		{"Last exit", lastExit},
+		{"Connect latency", connect},
+		{"Probe latency", ProbeLatency(s.Probes)},
+	}
+}
+
+// ProbeLatency sums up a server's liveness probes: last, min, median, p95
+// and how many; "" before the first.
+func ProbeLatency(p healthcheck.ProbeStats) string {
+	if p.Count == 0 {
+		return ""
+	}
+	lat := fmt.Sprintf("last %s · min %s · median %s · p95 %s · %s", FormatLatency(p.Last), FormatLatency(p.Min),
+		FormatLatency(p.Median), FormatLatency(p.P95), Plural(p.Count, "probe"))
+	if p.ConsecutiveFailures > 0 {
+		lat += fmt.Sprintf(" · %d failing in a row", p.ConsecutiveFailures)
+	}
+	return lat
+}

@@ -1,0 +1,44 @@
+package present
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"mcptray/healthcheck"
+	"mcptray/registry"
+	"mcptray/supervisor"
+)
+
+// TestDetails: every row the window has a label for, in its order, with the
+// words of a running stdio server.
+func TestDetails(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := &supervisor.ServerState{
+		Name: "demo", State: supervisor.StateReady, Since: now.Add(-time.Minute),
+		Server: &registry.Server{Name: "demo", Command: "npx", Args: []string{"-y", "pkg"}},
+		PID:    42, StartedAt: now.Add(-90 * time.Second), Restarts: 2,
+		Probes: healthcheck.ProbeStats{Count: 3, Last: 2 * time.Millisecond, Min: time.Millisecond, Median: 2 * time.Millisecond, P95: 3 * time.Millisecond},
+	}
+	rows := Details(s, now)
+	var labels []string
+	got := map[string]string{}
+	for _, d := range rows {
+		labels = append(labels, d.Label)
+		got[d.Label] = d.Text
+	}
+	if !slices.Equal(labels, DetailLabels) {
+		t.Fatalf("labels %q, want %q", labels, DetailLabels)
+	}
+	for label, want := range map[string]string{
+		"Command":       "npx  -y pkg",
+		"Process":       "pid 42, up 1m30s",
+		"Restarts":      "2",
+		"Probe latency": "last 2.0 ms · min 1.0 ms · median 2.0 ms · p95 3.0 ms · 3 probes",
+		"Last exit":     "",
+	} {
+		if got[label] != want {
+			t.Errorf("%s = %q, want %q", label, got[label], want)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestEventually(t *testing.T) {
+	var n atomic.Int32
+	Eventually(t, 10*time.Second, func() bool { return n.Add(1) >= 3 }, "never")
+	if n.Load() != 3 {
+		t.Errorf("cond polled %d times, want 3", n.Load())
+	}
+}
+
+// TestNeedFailsInCI runs a test that needs what is missing, with CI=true and
+// without: it fails in CI and is skipped elsewhere.
+func TestNeedFailsInCI(t *testing.T) {
+	if os.Getenv("TESTENV_HELPER") == "1" {
+		Need(t, "a thing this machine lacks")
+		return
+	}
+	for _, ci := range []string{"true", ""} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNeedFailsInCI$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTENV_HELPER=1", "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		failed := err != nil
+		if failed != (ci == "true") || !strings.Contains(string(out), "needs a thing this machine lacks") {
+			t.Errorf("CI=%q: failed %v:\n%s", ci, failed, out)
+		}
+		if ci == "" && !strings.Contains(string(out), "--- SKIP") {
+			t.Errorf("CI unset: not skipped:\n%s", out)
+		}
+	}
+}
