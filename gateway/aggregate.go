@@ -588,10 +588,10 @@ func (h *hub) relist(method string) {
 
 // Aggregate is one profile as clients reach it through the gateway.
 type Aggregate struct {
-	Profile  string    `json:"profile"`
-	Sessions []Session `json:"sessions"`
-	Servers  []member  `json:"servers"`
-	Tools    int       `json:"tools"`
+	Profile  string          `json:"profile"`
+	Sessions []Session       `json:"sessions"`
+	Servers  []ProfileServer `json:"servers"`
+	Tools    int             `json:"tools"`
 	// Notices say what naming resolved (a shortened name, a collision).
 	Notices []string `json:"notices,omitempty"`
 	// Problem says why the profile cannot be served ("" when it can).
@@ -626,7 +626,7 @@ func (g *Gateway) Aggregates() []Aggregate {
 			ag.Problem = o.err.Error()
 		}
 		if ag.Servers == nil {
-			ag.Servers = []member{}
+			ag.Servers = []ProfileServer{}
 		}
 		as := byProfile[n]
 		slices.SortFunc(as, func(x, y *aggSession) int { return x.since.Compare(y.since) })
