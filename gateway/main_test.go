@@ -156,10 +156,13 @@ func serveTestServer() {
 	})
 	if n, _ := strconv.Atoi(os.Getenv("GATEWAY_TEST_MANY")); n > 0 {
 		// A huge catalogue: n more tools.
+		// (Without the typed form's schema inference: 10,000 of those
+		// take long under the race detector.)
+		schema := map[string]any{"type": "object"}
 		for i := range n {
-			mcp.AddTool(srv, &mcp.Tool{Name: fmt.Sprintf("tool_%05d", i), Description: fmt.Sprintf("Tool number %d of a huge catalogue.", i)},
-				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-					return text(fmt.Sprint(i)), nil, nil
+			srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%05d", i), Description: fmt.Sprintf("Tool number %d of a huge catalogue.", i), InputSchema: schema},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text(fmt.Sprint(i)), nil
 				})
 		}
 	}

@@ -234,8 +234,8 @@ type templateRoute struct {
 	tmpl   *uritemplate.Template
 }
 
-// member is one server of a profile as the offer was made.
-type member struct {
+// ProfileServer is one server of a profile as its aggregate offer was made.
+type ProfileServer struct {
 	Name  string           `json:"name"`
 	State supervisor.State `json:"state"`
 	// Offered: its catalogue is in the lists (it serves, or waits for a
@@ -243,7 +243,9 @@ type member struct {
 	Offered   bool   `json:"offered"`
 	Catalogue string `json:"catalogue,omitempty"` // "live", "remembered", ""
 	Tools     int    `json:"tools"`
-	reason    string
+	// Why says why a server that is not listed is not ("stopped",
+	// "disabled", …).
+	Why string `json:"why,omitempty"`
 }
 
 // offer is what an aggregate of one profile offers at one moment.
@@ -266,7 +268,7 @@ type offer struct {
 	// search, describe and call tools listed in place of the union.
 	search *searchtools.Exposure
 
-	members      []member
+	members      []ProfileServer
 	caps         *mcp.ServerCapabilities
 	instructions string
 	// notices say what the naming had to resolve (a shortened name, a
@@ -278,15 +280,6 @@ type offer struct {
 	// inputs identify what the offer was made from: the same inputs make
 	// the same offer.
 	inputs string
-}
-
-func (o *offer) member(name string) *member {
-	for i := range o.members {
-		if o.members[i].Name == name {
-			return &o.members[i]
-		}
-	}
-	return nil
 }
 
 // profiles is the gateway's copy of the config's profiles.
@@ -442,9 +435,9 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 	search := p.EffectiveExposure() == registry.ExposureSearch
 	var entries []toolsearch.Entry
 	for _, st := range g.profileMembers(p, snap) {
-		m := member{Name: st.Name, State: st.State}
+		m := ProfileServer{Name: st.Name, State: st.State}
 		ok, why := serves(st)
-		m.reason = why
+		m.Why = why
 		cat := g.cats.of(st)
 		if cat != nil {
 			m.Catalogue = "live"
