@@ -114,3 +114,50 @@ deny = ["time"]
 		t.Errorf("connect --profile solo demo: exit %d, %s", code, errOut)
 	}
 }
+
+// The real Claude Code with the one entry `mcptray install --client
+// claude-code` writes: `claude mcp list` and `claude mcp get mcptray` show
+// it connected, and its session is an aggregate session of the default
+// profile that listed the namespaced union.
+func TestClaudeCodeOneEntry(t *testing.T) {
+	claude := claudeBinary(t)
+	d := newDaemonEnv(t)
+	writeFile(t, d.cfg, fmt.Sprintf("[servers.demo]\ncommand = %[1]q\nargs = [\"serve-demo\"]\n\n[servers.other]\ncommand = %[1]q\nargs = [\"serve-demo\"]\n", d.bin))
+	d.stopDetachedDaemon()
+	out, errOut, code := d.mcptray("install", "--client", "claude-code")
+	if code != 0 {
+		t.Fatalf("mcptray install --client claude-code: exit %d\n%s%s", code, out, errOut)
+	}
+	env := append(slices.Clone(d.env), "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "NO_COLOR=1", "TERM=dumb")
+	run := func(args ...string) string {
+		cmd := exec.Command(claude, args...)
+		cmd.Env, cmd.Dir = env, d.dir
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %v: %v\n%s", args, err, b)
+		}
+		return string(b)
+	}
+	list := run("mcp", "list")
+	if !strings.Contains(list, "mcptray: "+d.bin+" connect --config "+d.cfg+" - ✔ Connected") {
+		t.Fatalf("claude mcp list:\n%s", list)
+	}
+	get := run("mcp", "get", "mcptray")
+	t.Logf("claude mcp get mcptray:\n%s", get)
+	if !strings.Contains(get, "Connected") {
+		t.Errorf("claude mcp get mcptray does not say connected:\n%s", get)
+	}
+	// What Claude Code listed went through an aggregate session of the
+	// default profile (the sessions ended with its commands; the usage
+	// of the servers' hubs shows none: tools/list is the aggregate's own).
+	var tools int
+	for _, p := range d.gatewayInfo().Profiles {
+		if p.Profile == "default" {
+			tools = p.Tools
+		}
+	}
+	if tools != 6 {
+		t.Errorf("the default profile offers %d tools, want 6 (demo__* and other__*)", tools)
+	}
+}
