@@ -161,3 +161,20 @@ func TestClaudeCodeOneEntry(t *testing.T) {
 		t.Errorf("the default profile offers %d tools, want 6 (demo__* and other__*)", tools)
 	}
 }
+
+// check, which knows each server's tools once it ran them, warns about a
+// profile pattern that matches none, at its position.
+func TestCheckWarnsAboutPatterns(t *testing.T) {
+	bin := mcptrayBinary(t)
+	cfg := writeConfig(t, fmt.Sprintf("[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n\n[profiles.p]\nservers = [\"demo\"]\n\n[profiles.p.tools.demo]\nallow = [\"e*\", \"nothing_*\"]\n", bin))
+	cmd := exec.Command(bin, "check", "--config", cfg, "demo")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("check: %v\n%s%s", err, out.String(), errb.String())
+	}
+	want := cfg + `:9:16: warning: profiles.p.tools.demo.allow: "nothing_*" matches none of demo's 3 tools`
+	if !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), `"e*" matches`) {
+		t.Errorf("check's stderr lacks %q (or warns about e*):\n%s", want, errb.String())
+	}
+}
