@@ -124,7 +124,8 @@ env = { CONTROL_TEST_DEMO = "1", GORACE = "atexit_sleep_ms=0" }
 	if got := names(pair); !slices.Equal(got, []string{"one__add", "one__echo", "one__time"}) {
 		t.Errorf("profile pair lists %v", got)
 	}
-	def := open("", nil)
+	defChanged := make(chan struct{}, 4)
+	def := open("", defChanged)
 	if got := names(def); len(got) != 6 || !slices.Contains(got, "two__echo") {
 		t.Errorf("the default profile lists %v", got)
 	}
@@ -135,13 +136,14 @@ env = { CONTROL_TEST_DEMO = "1", GORACE = "atexit_sleep_ms=0" }
 
 	// The file changes: pair holds two as well, and hides echo; a pattern
 	// that matches nothing is warned about with its position.
+	servers += fmt.Sprintf("\n[servers.three]\ncommand = %q\nenv = { CONTROL_TEST_DEMO = \"1\", GORACE = \"atexit_sleep_ms=0\" }\n", exe)
 	write("\n[profiles.pair]\nservers = [\"one\", \"two\"]\n\n[profiles.pair.tools.two]\ndeny = [\"echo\", \"ech0*\"]\n")
 	rr, err := c.Reload(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(rr.Diagnostics, func(d string) bool {
-		return strings.HasSuffix(d, `servers.toml:13:17: warning: profiles.pair.tools.two.deny: "ech0*" matches none of two's 3 tools`)
+		return strings.HasSuffix(d, `servers.toml:17:17: warning: profiles.pair.tools.two.deny: "ech0*" matches none of two's 3 tools`)
 	}) {
 		t.Errorf("reload diagnostics: %q", rr.Diagnostics)
 	}
@@ -152,6 +154,23 @@ env = { CONTROL_TEST_DEMO = "1", GORACE = "atexit_sleep_ms=0" }
 	}
 	if got := names(pair); !slices.Equal(got, []string{"one__add", "one__echo", "one__time", "two__add", "two__time"}) {
 		t.Errorf("after the reload pair lists %v", got)
+	}
+	// A server added to the file joins the default profile once ready.
+	select {
+	case <-defChanged:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no tools/list_changed for the default profile after a server was added")
+	}
+	waitFor(t, c, "three ready", stateIs("three", supervisor.StateReady))
+	deadline := time.Now().Add(30 * time.Second)
+	for !slices.Contains(names(def), "three__echo") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the default profile never listed three's tools: %v", names(def))
+		}
+		select {
+		case <-defChanged:
+		case <-time.After(time.Second):
+		}
 	}
 	gi, err := c.Gateway(bg)
 	if err != nil {
