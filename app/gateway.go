@@ -32,7 +32,14 @@ type daemonGateway struct {
 // startGateway makes the gateway of eng's servers and takes the local
 // endpoint's port: the configured one, else the next free one.
 func startGateway(cfg *registry.Config, eng *control.Local, trust *tooltrust.Store, logf func(string, ...any)) (*daemonGateway, error) {
-	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), &gateway.Options{Trust: trust})}
+	opts := &gateway.Options{Trust: trust}
+	if cfg.Path != "" {
+		// A lazy server's tools are listed by an aggregate from its last
+		// catalogue, kept beside the config.
+		opts.CatalogueDir = gateway.CataloguesDir(cfg.Path)
+	}
+	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), opts)}
+	eng.ServeProfiles(d.gw)
 	d.exe, _ = HeadlessBinary()
 	want, key, err := EndpointPortAndKey(cfg)
 	if err != nil {
@@ -96,6 +103,11 @@ func (d *daemonGateway) info(eng *control.Local) control.GatewayInfo {
 		}
 		gi.Servers = append(gi.Servers, gs)
 	}
+	port := 0
+	if d.ln != nil {
+		port = d.port
+	}
+	gi.Profiles = control.Profiles(d.gw, d.exe, port, d.key)
 	return gi
 }
 

@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"mcptray/gateway"
+	"mcptray/registry"
 )
 
 // The gateway's part of API v1:
@@ -20,7 +22,10 @@ import (
 //	GET /v1/servers/NAME/connect   Upgrade: mcp — the connection becomes one
 //	                               client session of NAME: MCP messages,
 //	                               one JSON object per line, both ways
-//	GET /v1/gateway                every server's local URL and client sessions
+//	GET /v1/profiles/NAME/connect  Upgrade: mcp — the connection becomes one
+//	                               aggregate session of profile NAME
+//	GET /v1/gateway                every server's and profile's local URL
+//	                               and client sessions
 //	GET /v1/servers/NAME/trace?since=N[&follow=1]
 //	                               protocol trace frames: {"frames":[…],"next":N},
 //	                               or NDJSON frames until closed
@@ -38,6 +43,36 @@ type GatewayInfo struct {
 	// Problem says why the endpoint is not listening ("" when it is).
 	Problem string          `json:"problem,omitempty"`
 	Servers []GatewayServer `json:"servers"`
+	// Profiles are the aggregates: the default profile and the config's.
+	Profiles []GatewayProfile `json:"profiles,omitempty"`
+}
+
+// GatewayProfile is one profile as clients reach it: one MCP server over
+// all its servers.
+type GatewayProfile struct {
+	gateway.Aggregate
+	// URL is its address on the local endpoint, key included.
+	URL string `json:"url,omitempty"`
+	// Command is what a stdio client runs.
+	Command []string `json:"command"`
+}
+
+// Profiles describes gw's profiles for [GatewayInfo]: exe is the binary a
+// stdio client runs, port and key the local endpoint's (port 0: not
+// listening).
+func Profiles(gw *gateway.Gateway, exe string, port int, key string) []GatewayProfile {
+	var out []GatewayProfile
+	for _, ag := range gw.Aggregates() {
+		gp := GatewayProfile{Aggregate: ag, Command: []string{exe, "connect", "--profile", ag.Profile}}
+		if ag.Profile == registry.DefaultProfile {
+			gp.Command = []string{exe, "connect"}
+		}
+		if port != 0 {
+			gp.URL = gateway.ProfileURL(port, key, ag.Profile)
+		}
+		out = append(out, gp)
+	}
+	return out
 }
 
 // GatewayServer is one server as clients reach it.
@@ -59,6 +94,7 @@ type TracePage struct {
 
 func (s *Server) gatewayRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/servers/{name}/connect", s.connect)
+	mux.HandleFunc("GET /v1/profiles/{name}/connect", s.connect)
 	mux.HandleFunc("GET /v1/gateway", func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.GatewayInfo == nil {
 			writeError(w, http.StatusNotFound, codeBadRequest, "this daemon runs no gateway")
@@ -88,7 +124,8 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	if !s.knownServer(w, name) {
+	profile := strings.HasPrefix(r.URL.Path, "/v1/profiles/")
+	if !profile && !s.knownServer(w, name) {
 		return
 	}
 	if r.Header.Get("Upgrade") != upgradeProtocol {
@@ -111,7 +148,17 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	pid, _ := strconv.Atoi(r.Header.Get(BridgePIDHeader))
 	t := gateway.LineTransport(rw.Reader, conn, conn)
-	if err := gw.Serve(r.Context(), name, t, gateway.Peer{Via: "stdio", PID: pid}); err != nil {
+	peer := gateway.Peer{Via: "stdio", PID: pid}
+	if profile {
+		// An unknown or invalid profile is answered by the session itself
+		// (the client's handshake gets why), as a server that cannot be
+		// reached is.
+		if err := gw.ServeProfile(r.Context(), name, t, peer); err != nil {
+			s.logf("an aggregate session of profile %s ended: %v", name, err)
+		}
+		return
+	}
+	if err := gw.Serve(r.Context(), name, t, peer); err != nil {
 		s.logf("a client session of %s ended: %v", name, err)
 	}
 }
@@ -170,6 +217,19 @@ func (s *Server) logf(format string, args ...any) {
 // written to the connection goes to the server's shared instance, and its
 // answers come back, MCP messages one per line.
 func (c *Client) Connect(ctx context.Context, name string, pid int) (net.Conn, error) {
+	return c.upgrade(ctx, "/v1/servers/"+url.PathEscape(name)+"/connect", name, pid)
+}
+
+// ConnectProfile opens an aggregate session of profile in the daemon: one
+// MCP server over all the profile's servers ("" is the default profile).
+func (c *Client) ConnectProfile(ctx context.Context, profile string, pid int) (net.Conn, error) {
+	if profile == "" {
+		profile = registry.DefaultProfile
+	}
+	return c.upgrade(ctx, "/v1/profiles/"+url.PathEscape(profile)+"/connect", "profile "+profile, pid)
+}
+
+func (c *Client) upgrade(ctx context.Context, path, name string, pid int) (net.Conn, error) {
 	conn, err := dial(ctx, c.opts.Socket)
 	if err != nil {
 		return nil, err
@@ -177,8 +237,8 @@ func (c *Client) Connect(ctx context.Context, name string, pid int) (net.Conn, e
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
-	req := fmt.Sprintf("GET /v1/servers/%s/connect HTTP/1.1\r\nHost: mcptray\r\nConnection: Upgrade\r\nUpgrade: %s\r\n%s: %d\r\n\r\n",
-		url.PathEscape(name), upgradeProtocol, BridgePIDHeader, pid)
+	req := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: mcptray\r\nConnection: Upgrade\r\nUpgrade: %s\r\n%s: %d\r\n\r\n",
+		path, upgradeProtocol, BridgePIDHeader, pid)
 	if _, err := io.WriteString(conn, req); err != nil {
 		conn.Close()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"mcptray/gateway"
 	"mcptray/registry"
 	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
@@ -45,8 +46,13 @@ type Local struct {
 
 	reloadMu sync.Mutex // serialises reading the file and applying it
 
-	mu     sync.Mutex // guards status
+	mu     sync.Mutex // guards status, profiles and gateway
 	status Status
+	// profiles and separator are the config's, as last loaded; gateway,
+	// when set, is given them at every load ([Local.ServeProfiles]).
+	profiles  []*registry.Profile
+	separator string
+	gateway   *gateway.Gateway
 
 	following func() // tests: called once the file is watched and read
 }
@@ -65,8 +71,36 @@ func NewLocal(cfg *registry.Config, opts *LocalOptions) *Local {
 		l.opts.Debounce = 300 * time.Millisecond
 	}
 	l.status.ConfigPath = cfg.Path
+	l.profiles, l.separator = cfg.Profiles, cfg.Settings.NameSeparator()
 	l.sup = supervisor.New(cfg.Servers, l.opts.Supervisor)
 	return l
+}
+
+// ServeProfiles gives gw the config's profiles now and after every reload:
+// the aggregates follow the file.
+func (l *Local) ServeProfiles(gw *gateway.Gateway) {
+	l.mu.Lock()
+	l.gateway = gw
+	ps, sep := l.profiles, l.separator
+	l.mu.Unlock()
+	gw.SetProfiles(sep, ps)
+}
+
+// PatternWarnings are the warnings for profile patterns that match none of
+// their server's tools, judged against the catalogues of the servers
+// mcptray has seen (a server never seen is not judged).
+func PatternWarnings(cfg *registry.Config, snap supervisor.Snapshot) []registry.Diagnostic {
+	return cfg.PatternWarnings(func(server string) ([]string, bool) {
+		st := snap.Server(server)
+		if st == nil || st.Report == nil {
+			return nil, false
+		}
+		names := make([]string, 0, len(st.Report.Tools))
+		for _, t := range st.Report.Tools {
+			names = append(names, t.Name)
+		}
+		return names, true
+	})
 }
 
 // Run runs the servers and follows the config file until ctx ends, then
@@ -226,9 +260,16 @@ func (l *Local) Reload(ctx context.Context) (*ReloadResult, error) {
 	if l.opts.Trust != nil {
 		l.opts.Trust.SetHoldNewServers(cfg.Settings.ApproveNewServers)
 	}
+	l.mu.Lock()
+	l.profiles, l.separator = cfg.Profiles, cfg.Settings.NameSeparator()
+	gw := l.gateway
+	l.mu.Unlock()
+	if gw != nil {
+		gw.SetProfiles(cfg.Settings.NameSeparator(), cfg.Profiles)
+	}
 	l.setStatus(func(s *Status) { s.ConfigProblem = nil })
 	res := &ReloadResult{ConfigPath: cfg.Path, Servers: len(cfg.Servers)}
-	for _, d := range cfg.Diagnostics {
+	for _, d := range append(cfg.Diagnostics, PatternWarnings(cfg, l.sup.Snapshot())...) {
 		res.Diagnostics = append(res.Diagnostics, d.String())
 		if d.Severity == registry.SeverityError {
 			res.Errors++

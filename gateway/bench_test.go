@@ -4,12 +4,15 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/gateway"
+	"mcptray/registry"
 	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
@@ -84,4 +87,72 @@ func BenchmarkListTools(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkAggregate is tools/list through an aggregate of 20 ready
+// servers (answered from the supervised catalogues), and a tools/call
+// through the aggregate against the same call through the server's own
+// session, over pipes.
+func BenchmarkAggregate(b *testing.B) {
+	// 20 demo servers (3 tools each), as make bench runs.
+	var servers []*registry.Server
+	for i := range 20 {
+		s := testServer(b, fmt.Sprintf("s%d", i+1))
+		s.Env = map[string]string{"GATEWAY_TEST_DEMO": "1", "GORACE": "atexit_sleep_ms=0"}
+		servers = append(servers, s)
+	}
+	e := newAggEnv(b, "", servers...)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ready := 0
+		for _, st := range e.sup.Snapshot().Servers {
+			if st.State == supervisor.StateReady {
+				ready++
+			}
+		}
+		if ready == len(servers) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d servers ready", ready, len(servers))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	agg := e.connectProfile("default", nil)
+	one := e.connectTo("s1")
+	ctx := context.Background()
+	res, err := agg.ListTools(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d tools through the aggregate", len(res.Tools))
+	args := map[string]any{"message": "x"}
+	b.Run("tools-list-20-servers", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := agg.ListTools(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tools-call-aggregate", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := agg.CallTool(ctx, &mcp.CallToolParams{Name: "s1__echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tools-list-per-server-relayed", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := one.ListTools(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tools-call-per-server", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := one.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

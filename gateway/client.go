@@ -39,6 +39,10 @@ type client struct {
 	drops     int64     // notifications lost: the client read too slowly
 	dropNoted time.Time // when the trace last said so
 
+	// agg is the aggregate session this is the record of (nil for a
+	// session of this server alone).
+	agg *aggSession
+
 	out    outbox
 	leased atomic.Bool // the supervisor counts the session (Acquire succeeded)
 }
@@ -124,6 +128,10 @@ func (h *hub) clients() []*client {
 	h.mu.Lock()
 	var out, gone []*client
 	for ss, cl := range h.sessions {
+		if cl.agg != nil && !cl.agg.isClosed() {
+			out = append(out, cl) // an aggregate's: it ends by itself (aggSession.end)
+			continue
+		}
 		if !live[ss] {
 			delete(h.sessions, ss)
 			gone = append(gone, cl)
@@ -233,8 +241,11 @@ func (c *client) hasRoots() bool {
 
 // Session describes one client session connected to a server.
 type Session struct {
-	ID            string    `json:"id"`
-	Via           string    `json:"via"`
+	ID  string `json:"id"`
+	Via string `json:"via"`
+	// Profile is the profile of an aggregate session ("" for a session
+	// of one server).
+	Profile       string    `json:"profile,omitempty"`
 	PID           int       `json:"pid,omitempty"`
 	ClientName    string    `json:"clientName,omitempty"`
 	ClientVersion string    `json:"clientVersion,omitempty"`
@@ -253,8 +264,12 @@ func (c *client) describe() Session {
 	c.identify()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	profile := ""
+	if c.agg != nil {
+		profile = c.agg.profile
+	}
 	return Session{
-		ID: c.id, Via: c.peer.Via, PID: c.peer.PID, ClientName: c.name, ClientVersion: c.version,
+		ID: c.id, Via: c.peer.Via, Profile: profile, PID: c.peer.PID, ClientName: c.name, ClientVersion: c.version,
 		Protocol: c.protocol, Since: c.since, LastRequest: c.last, Requests: c.calls, Errors: c.errors, InFlight: c.inflight,
 		Dropped: c.drops,
 	}

@@ -56,7 +56,17 @@ func (h *hub) onLog(p *mcp.LoggingMessageParams) {
 		if !levelLets(cl.logLevel(), p.Level) {
 			continue // the SDK would not send it: it need not wait
 		}
-		h.post(cl, func() { sendTo(notifyCtx(c, cl), func(ctx context.Context) error { return cl.ss.Log(ctx, p) }) })
+		msg := p
+		if cl.agg != nil {
+			// An aggregate's client is told which server logged.
+			q := *p
+			q.Logger = h.name
+			if p.Logger != "" {
+				q.Logger += "/" + p.Logger
+			}
+			msg = &q
+		}
+		h.post(cl, func() { sendTo(notifyCtx(c, cl), func(ctx context.Context) error { return cl.ss.Log(ctx, msg) }) })
 	}
 }
 
@@ -180,6 +190,7 @@ func (h *hub) onListChanged(method string) {
 	for _, f := range fronts {
 		notifyListChanged(f, method)
 	}
+	h.relist(method)
 }
 
 // notifyListChanged makes front send method to its sessions. The SDK
@@ -210,6 +221,11 @@ func notifyListChanged(front *mcp.Server, method string) {
 func (h *hub) onResourceUpdated(p *mcp.ResourceUpdatedNotificationParams) {
 	h.mu.Lock()
 	fronts := slices.Clone(h.fronts)
+	for _, cl := range h.sessions {
+		if cl.agg != nil && !slices.Contains(fronts, cl.agg.front) {
+			fronts = append(fronts, cl.agg.front) // it sends only to a subscribed session
+		}
+	}
 	h.mu.Unlock()
 	h.postAll(func() {
 		for _, f := range fronts {

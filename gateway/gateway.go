@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -96,6 +97,14 @@ type Options struct {
 	// Trust is the store of approved tool definitions: a tool it holds
 	// reaches no session (trust.go). Nil: every tool passes.
 	Trust *tooltrust.Store
+	// CatalogueDir keeps each server's last catalogue (tools, prompts,
+	// resources), so an aggregate lists a lazy server without starting
+	// it ("" keeps none).
+	CatalogueDir string
+	// HeldTool, when set, says why a server's tool is held back from
+	// aggregates ("" when it is not); call [Gateway.HoldsChanged] when
+	// its answers change.
+	HeldTool func(server string, t *mcp.Tool) string
 }
 
 // Gateway relays client sessions to supervised servers. Create it with
@@ -110,6 +119,14 @@ type Gateway struct {
 
 	seq seqs
 
+	aggMu    sync.Mutex // protects profiles, offers and aggs
+	profiles profiles
+	offers   map[string]*offer // by profile, as last made
+	aggs     map[*aggSession]struct{}
+	cats     catalogues
+	kick     chan struct{} // the aggregates' offers may have changed
+	holdGen  atomic.Int64
+
 	// life ends when Run does: what outlives a client's request (a round
 	// trip's upstream call) ends with it.
 	life context.Context
@@ -118,7 +135,7 @@ type Gateway struct {
 
 // New makes the gateway of up's servers. opts may be nil.
 func New(up Upstreams, opts *Options) *Gateway {
-	g := &Gateway{up: up, hubs: map[string]*hub{}}
+	g := &Gateway{up: up, hubs: map[string]*hub{}, kick: make(chan struct{}, 1)}
 	g.life, g.end = context.WithCancel(context.Background())
 	if opts != nil {
 		g.opts = *opts
@@ -131,6 +148,11 @@ func New(up Upstreams, opts *Options) *Gateway {
 	}
 	if g.opts.Now == nil {
 		g.opts.Now = time.Now
+	}
+	g.cats.dir = g.opts.CatalogueDir
+	if g.opts.Trust != nil && g.opts.HeldTool == nil {
+		// The aggregates hold what the per-server sessions hold.
+		g.opts.HeldTool = g.trustHeld
 	}
 	return g
 }
@@ -199,9 +221,12 @@ func (g *Gateway) Run(ctx context.Context) error {
 				h.holdsChanged()
 			}
 		}
+		g.followAggregates()
 		select {
+		case <-g.kick:
 		case <-ch:
 		case <-trustCh:
+			g.HoldsChanged()
 		case <-sweep.C:
 			if g.opts.Trust != nil {
 				if _, err := g.opts.Trust.Reload(); err != nil {

@@ -196,14 +196,18 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/mcp/")
+	profile := false
 	if !ok {
-		refuse(w, http.StatusNotFound, "no such endpoint: servers are at /mcp/NAME/KEY")
+		rest, profile = strings.CutPrefix(r.URL.EscapedPath(), ProfilePathPrefix)
+	}
+	if !ok && !profile {
+		refuse(w, http.StatusNotFound, "no such endpoint: servers are at /mcp/NAME/KEY, profiles at /profile/NAME/KEY")
 		return
 	}
 	rawName, key, _ := strings.Cut(rest, "/")
 	name, err := url.PathUnescape(rawName)
 	if err != nil || name == "" {
-		refuse(w, http.StatusNotFound, "no such endpoint: servers are at /mcp/NAME/KEY")
+		refuse(w, http.StatusNotFound, "no such endpoint: servers are at /mcp/NAME/KEY, profiles at /profile/NAME/KEY")
 		return
 	}
 	if key == "" {
@@ -247,7 +251,39 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if profile {
+		e.profileHandler(name, stateless).ServeHTTP(out, r)
+		return
+	}
 	e.handler(name, stateless).ServeHTTP(out, r)
+}
+
+// ProfilePathPrefix is where the local endpoint serves a profile's
+// aggregate: /profile/NAME/KEY.
+const ProfilePathPrefix = "/profile/"
+
+// profileHandler serves profile name's aggregate sessions: each HTTP
+// session is one aggregate session with a front of its own.
+func (e *endpoint) profileHandler(name string, stateless bool) http.Handler {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.stateful
+	if stateless {
+		m = e.stateless
+	}
+	key := "\x00profile " + name // no server is named so
+	if h := m[key]; h != nil {
+		return h
+	}
+	getServer := func(r *http.Request) *mcp.Server {
+		return e.g.newAggregate(name, Peer{Via: "http"}).front
+	}
+	h := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Stateless: stateless, SessionTimeout: e.opts.SessionTimeout, Logger: e.g.opts.Logger,
+		DisableLocalhostProtection: true,
+	})
+	m[key] = h
+	return h
 }
 
 // exactID reads a POST's message and keeps its id as sent: the SDK turns

@@ -78,3 +78,14 @@ func ReadKey(path string) (string, error) {
 func URL(port int, key, name string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp/%s/%s", port, url.PathEscape(name), key)
 }
+
+// ProfileURL is profile name's aggregate on the local endpoint at port.
+func ProfileURL(port int, key, name string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s%s/%s", port, ProfilePathPrefix, url.PathEscape(name), key)
+}
+
+// CataloguesDir is where the daemon of the config at configPath keeps each
+// server's last catalogue ([Options.CatalogueDir]), beside servers.toml.
+func CataloguesDir(configPath string) string {
+	return filepath.Join(filepath.Dir(configPath), "catalogues")
+}

@@ -290,6 +290,16 @@ func (c *lineConn) encode(msg jsonrpc.Message) ([]byte, error) {
 	if !ok {
 		return data, nil
 	}
+	if resp.Error == nil && len(resp.Result) > 0 && json.Valid(raw) {
+		// A result is put together around the client's id: encoding it
+		// again would compact a large result (a long tools/list) twice.
+		out := make([]byte, 0, len(resp.Result)+len(raw)+32)
+		out = append(out, `{"jsonrpc":"2.0","id":`...)
+		out = append(out, raw...)
+		out = append(out, `,"result":`...)
+		out = append(out, resp.Result...)
+		return append(out, '}'), nil
+	}
 	var w wireResponse
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, err

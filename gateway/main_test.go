@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("GATEWAY_TEST_SERVER") != "" {
 		serveTestServer()
+		return
+	}
+	if os.Getenv("GATEWAY_TEST_DEMO") != "" {
+		demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
 		return
 	}
 	os.Exit(m.Run())
@@ -157,6 +162,18 @@ func serveTestServer() {
 		_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://r"})
 		return text("touched"), nil, nil
 	})
+	if n, _ := strconv.Atoi(os.Getenv("GATEWAY_TEST_MANY")); n > 0 {
+		// A huge catalogue: n more tools.
+		// (Without the typed form's schema inference: 10,000 of those
+		// take long under the race detector.)
+		schema := map[string]any{"type": "object"}
+		for i := range n {
+			srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%05d", i), Description: fmt.Sprintf("Tool number %d of a huge catalogue.", i), InputSchema: schema},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text(fmt.Sprint(i)), nil
+				})
+		}
+	}
 	if f := os.Getenv("GATEWAY_TEST_EXTRA"); f != "" {
 		if _, err := os.Stat(f); err == nil {
 			mcp.AddTool(srv, &mcp.Tool{Name: "extra"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

@@ -32,13 +32,7 @@ func (g *Gateway) OfferedTools(server string, tools []*mcp.Tool) []*mcp.Tool {
 	if g.opts.Trust == nil {
 		return tools
 	}
-	defs := make([]json.RawMessage, 0, len(tools))
-	for _, t := range tools {
-		if b, err := json.Marshal(t); err == nil {
-			defs = append(defs, b)
-		}
-	}
-	g.observe(server, defs)
+	g.observeTools(server, tools)
 	return g.WithoutHeld(server, tools)
 }
 
@@ -77,13 +71,15 @@ func (g *Gateway) ObserveReport(server string, rep *healthcheck.Report) {
 	g.observe(server, defs)
 }
 
-// HoldsChanged returns a channel closed at the next change of what the
-// trust store holds (nil without a store: never).
-func (g *Gateway) HoldsChanged() <-chan struct{} {
-	if g.opts.Trust == nil {
-		return nil
+// trustHeld is [Options.HeldTool] from the trust store: why server's tool
+// t is held ("" when it is not). (An aggregate records each catalogue it
+// lists from with [Gateway.observeTools] first.)
+func (g *Gateway) trustHeld(server string, t *mcp.Tool) string {
+	h, ok := g.opts.Trust.Held(server, t.Name)
+	if !ok {
+		return ""
 	}
-	return g.opts.Trust.Changed()
+	return tooltrust.Held{Server: server, Tool: t.Name, Reason: h.Reason}.Why()
 }
 
 // HeldError is the error a call of server's tool gets while the tool is
@@ -100,6 +96,23 @@ func (g *Gateway) HeldError(server, tool string) error {
 	why := tooltrust.Held{Server: server, Tool: tool, Reason: h.Reason}.Why()
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 		Message: fmt.Sprintf("mcptray: tool %s of server %s is held back from clients since %s: %s", tool, server, h.Since.Format(time.DateTime), why)}
+}
+
+// observeTools records a server's whole catalogue with the store (when
+// there is one): a tool that changed while no session of its server was
+// open is held before an aggregate lists it, and a new server's tools are
+// held together under approve_new_servers.
+func (g *Gateway) observeTools(server string, tools []*mcp.Tool) {
+	if g.opts.Trust == nil {
+		return
+	}
+	defs := make([]json.RawMessage, 0, len(tools))
+	for _, t := range tools {
+		if b, err := json.Marshal(t); err == nil {
+			defs = append(defs, b)
+		}
+	}
+	g.observe(server, defs)
 }
 
 // observe records server's tool definitions with the store.

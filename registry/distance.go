@@ -21,3 +21,16 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest is the name of names nearest to name when it is close enough to
+// be a likely typo (two edits, or a third of its length for a long name),
+// else "".
+func Nearest(name string, names []string) string {
+	best, bestD := "", max(len(name)/3, 2)+1
+	for _, n := range names {
+		if d := EditDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}

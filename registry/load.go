@@ -19,6 +19,10 @@ type Config struct {
 	Settings Settings
 	// Servers in file order, valid or not (see [Server.Invalid]).
 	Servers []*Server
+	// Profiles are the [profiles.NAME] entries in file order, valid or not
+	// (the implicit default is not among them unless the file writes it:
+	// see [Config.Profile]).
+	Profiles []*Profile
 	// Diagnostics holds every error and warning, in file order.
 	Diagnostics []Diagnostic
 
@@ -77,7 +81,7 @@ func loadWith(path string, read func(string) ([]byte, error)) (*Config, error) {
 
 // Known keys, for unknown-key warnings.
 var (
-	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "approve_new_servers", "registry"}
+	settingsKeys = []string{"probe_interval", "probe_timeout", "startup_timeout", "log_limit", "log_lines", "gateway_port", "approve_new_servers", "registry", "separator"}
 	serverKeys   = []string{"command", "args", "env", "cwd", "url", "transport", "headers", "start", "autostart", "idle_stop", "share",
 		"restart", "disabled", "description", "source"}
 )
@@ -89,6 +93,7 @@ type settingsDoc struct {
 	LogLimit       any `toml:"log_limit"`
 	LogLines       any `toml:"log_lines"`
 	GatewayPort    any `toml:"gateway_port"`
+	Separator      any `toml:"separator"`
 	ApproveNew     any `toml:"approve_new_servers"`
 	Registry       any `toml:"registry"`
 }
@@ -166,14 +171,32 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 	}
 
+	parseServers(cfg, md, raw, at, add)
+	if p, ok := raw["profiles"]; ok {
+		parseProfiles(cfg, md, p, func(sev Severity, msg string, key []string, value string) {
+			l, c := at(key...)
+			l, c = valuePosition(lines, l, c, value)
+			cfg.Diagnostics = append(cfg.Diagnostics, Diagnostic{
+				Severity: sev, File: path, Line: l, Col: c, Field: strings.Join(key, "."), Message: msg, Source: srcLine(l),
+			})
+		})
+	}
+	slices.SortStableFunc(cfg.Diagnostics, func(a, b Diagnostic) int { return a.Line - b.Line })
+	return cfg, nil
+}
+
+// parseServers reads [servers]: every entry is kept, an invalid one with
+// Invalid set and an error at its position.
+func parseServers(cfg *Config, md toml.MetaData, raw map[string]toml.Primitive, at func(key ...string) (int, int),
+	add func(sev Severity, server, field, msg string, key ...string)) {
 	p, ok := raw["servers"]
 	if !ok {
-		return cfg, nil
+		return
 	}
 	var servers map[string]toml.Primitive
 	if err := md.PrimitiveDecode(p, &servers); err != nil {
 		add(SeverityError, "", "", "servers must be a table of [servers.NAME] tables", "servers")
-		return cfg, nil
+		return
 	}
 	for _, name := range serverOrder(md.Keys(), servers) {
 		s := &Server{Name: name, Autostart: true}
@@ -202,14 +225,14 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		cfg.Servers = append(cfg.Servers, s)
 	}
-	slices.SortStableFunc(cfg.Diagnostics, func(a, b Diagnostic) int { return a.Line - b.Line })
-	return cfg, nil
 }
 
 func knownKey(k toml.Key) bool {
 	switch {
 	case len(k) == 1:
-		return k[0] == "settings" || k[0] == "servers"
+		return k[0] == "settings" || k[0] == "servers" || k[0] == "profiles"
+	case k[0] == "profiles":
+		return knownProfileKey(k)
 	case k[0] == "settings":
 		return len(k) == 2 && slices.Contains(settingsKeys, k[1])
 	case k[0] == "servers" && len(k) == 2:
@@ -481,6 +504,16 @@ func parseSettings(d settingsDoc, bad func(field, msg string)) Settings {
 				MinGatewayPort, MaxGatewayPort, MinGatewayPort, tomlValue(d.GatewayPort)))
 		} else {
 			s.GatewayPort = int(n)
+		}
+	}
+	if d.Separator != nil {
+		sep, ok := d.Separator.(string)
+		if !ok {
+			bad("separator", fmt.Sprintf("must be a string such as %q, not %s", DefaultSeparator, tomlType(d.Separator)))
+		} else if err := CheckSeparator(sep); err != nil {
+			bad("separator", err.Error())
+		} else {
+			s.Separator = sep
 		}
 	}
 	if d.ApproveNew != nil {

@@ -39,6 +39,15 @@ func encodeFresh(cfg *Config) []byte {
 		}
 		EncodeServer(&b, s)
 	}
+	// Profiles are kept as written: nothing edits them yet.
+	if cfg.src != nil {
+		lines := strings.Split(string(cfg.src), "\n")
+		for _, r := range TOMLTables(lines, "profiles") {
+			b.WriteString("\n")
+			b.WriteString(strings.Join(lines[r[0]:r[1]], "\n"))
+			b.WriteString("\n")
+		}
+	}
 	return b.Bytes()
 }
 
@@ -66,6 +75,9 @@ func encodeSettings(st Settings) []byte {
 	}
 	if st.GatewayPort > 0 {
 		fmt.Fprintf(&b, "gateway_port = %d\n", st.GatewayPort)
+	}
+	if st.Separator != "" {
+		fmt.Fprintf(&b, "separator = %s\n", TOMLString(st.Separator))
 	}
 	if st.ApproveNewServers {
 		b.WriteString("approve_new_servers = true\n")

@@ -179,6 +179,9 @@ type Settings struct {
 	LogLimitLines  int   // stderr ring cap in lines
 	// GatewayPort is the 127.0.0.1 port of the gateway's HTTP endpoint.
 	GatewayPort int
+	// Separator joins a server's name and a tool's in an aggregate's
+	// names (SERVER__TOOL); "" is [DefaultSeparator].
+	Separator string
 	// ApproveNewServers holds every tool of a server mcptray has not seen
 	// before until the person approves it (registry/tooltrust).
 	ApproveNewServers bool

@@ -14,6 +14,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/app/present"
+	"mcptray/control"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -75,6 +76,13 @@ func checkFlags(fs *flag.FlagSet) runFunc {
 			cfg, servers = &registry.Config{}, []*registry.Server{adhoc}
 		}
 		results := app.RunCheck(ctx, cfg, servers, *timeout)
+		if adhoc == nil {
+			// The catalogues are known now: a profile's pattern that
+			// matches none of its server's tools is said.
+			for _, d := range control.PatternWarnings(cfg, supervisor.Snapshot{Servers: results}) {
+				fmt.Fprintln(env.Stderr, d.Long())
+			}
+		}
 		if *asJSON {
 			now := time.Now()
 			out := make([]serverReport, len(results))

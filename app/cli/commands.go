@@ -84,8 +84,8 @@ func init() {
 		},
 		{
 			name:    "connect",
-			args:    "NAME",
-			summary: "be server NAME for an AI client: relay MCP on stdin/stdout to mcptray's instance",
+			args:    "[NAME]",
+			summary: "be server NAME (or, with --profile or no NAME, every server of a profile) for an AI client: relay MCP on stdin/stdout to mcptray",
 			help:    connectHelp,
 			flags:   connectFlags,
 		},

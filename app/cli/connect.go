@@ -36,15 +36,30 @@ in flight with an error that says so, starts or finds the next daemon, and
 carries the session on: the client's handshake is replayed, so the client
 does not notice more than the lost requests.
 
+With --profile PROFILE, or with no NAME (the profile "default": every enabled
+server), connect is one MCP server over every server of the profile: their
+tools and prompts named SERVER__NAME, their resources, each server's
+instructions under its name ([profiles.PROFILE] in servers.toml says which
+servers and tools). A profile needs the daemon: connect does not run it
+without one.
+
 "mcptray export" and "mcptray install" write client entries that run it.`
 
 func connectFlags(fs *flag.FlagSet) runFunc {
 	cfgPath := configFlag(fs)
+	profile := fs.String("profile", "", "be one MCP server over every server of `PROFILE` (no NAME: the default profile)")
 	return func(ctx context.Context, env *app.Env, args []string) error {
-		if len(args) != 1 {
-			return app.Usagef("takes one server NAME")
+		switch {
+		case len(args) > 1:
+			return app.Usagef("takes one server NAME, or --profile PROFILE")
+		case len(args) == 1 && *profile != "":
+			return app.Usagef("takes a server NAME or --profile %s, not both", *profile)
+		case len(args) == 1:
+			return runConnect(ctx, env, *cfgPath, args[0], "")
+		case *profile == "":
+			return runConnect(ctx, env, *cfgPath, "", registry.DefaultProfile)
 		}
-		return runConnect(ctx, env, *cfgPath, args[0])
+		return runConnect(ctx, env, *cfgPath, "", *profile)
 	}
 }
 
@@ -55,17 +70,25 @@ const (
 	reconnectEvery  = 200 * time.Millisecond
 )
 
-func runConnect(ctx context.Context, env *app.Env, cfgFlag, name string) error {
+// runConnect bridges stdio to server name's instance, or (name "") to an
+// aggregate session of profile.
+func runConnect(ctx context.Context, env *app.Env, cfgFlag, name, profile string) error {
 	sock, err := control.DefaultSocket()
 	if err != nil {
 		return err
 	}
-	b := &bridge{env: env, name: name, cfgFlag: cfgFlag, sock: sock, pending: map[string]bool{}, started: time.Now()}
+	b := &bridge{env: env, name: name, profile: profile, cfgFlag: cfgFlag, sock: sock, pending: map[string]bool{}, started: time.Now()}
+	if profile != "" {
+		b.name = "profile " + profile // what messages call it
+	}
 	conn, err := b.dial(ctx, daemonStartWait)
 	if err != nil {
 		var api *control.APIError
 		if errors.As(err, &api) {
-			return fmt.Errorf("mcptray connect %s: %s", name, api.Message)
+			return fmt.Errorf("mcptray connect %s: %s", b.name, api.Message)
+		}
+		if profile != "" {
+			return fmt.Errorf("mcptray connect --profile %s: %w (a profile is served by the daemon only)", profile, err)
 		}
 		fmt.Fprintf(env.Stderr, "mcptray connect %s: %v; running the server directly instead\n", name, err)
 		return runDirect(ctx, env, cfgFlag, name)
@@ -77,6 +100,7 @@ func runConnect(ctx context.Context, env *app.Env, cfgFlag, name string) error {
 type bridge struct {
 	env     *app.Env
 	name    string
+	profile string // an aggregate session's ("" for one server's)
 	cfgFlag string
 	sock    string
 	started time.Time
@@ -114,7 +138,12 @@ func (b *bridge) dial(ctx context.Context, wait time.Duration) (*daemonConn, err
 	if err != nil {
 		return nil, err
 	}
-	conn, err := c.Connect(ctx, b.name, os.Getpid())
+	var conn net.Conn
+	if b.profile != "" {
+		conn, err = c.ConnectProfile(ctx, b.profile, os.Getpid())
+	} else {
+		conn, err = c.Connect(ctx, b.name, os.Getpid())
+	}
 	if err != nil {
 		return nil, err
 	}

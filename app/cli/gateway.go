@@ -23,6 +23,13 @@ client name and version from their handshake, the pid of a stdio bridge,
 since when, requests, errors, and the latency of real client requests
 (p50/p95) per server.
 
+Then each profile, as the one MCP server over its servers that a client
+reaches at its URL or with "mcptray connect --profile PROFILE" ("mcptray
+connect" alone for the profile default): how many tools it offers, its
+servers and their state, its aggregate sessions, and what its naming had to
+resolve (a shortened name, a collision). An aggregate session shows among
+the sessions of each server it used, with its profile.
+
 The URL holds the per-install key: treat it like a password. --reveal
 prints it; without it the key is masked.`
 
@@ -44,6 +51,9 @@ func gatewayFlags(fs *flag.FlagSet) runFunc {
 		if !*reveal {
 			for i := range gi.Servers {
 				gi.Servers[i].URL = registry.MaskURL(gi.Servers[i].URL)
+			}
+			for i := range gi.Profiles {
+				gi.Profiles[i].URL = registry.MaskURL(gi.Profiles[i].URL)
 			}
 		}
 		if *asJSON {
@@ -116,6 +126,9 @@ func printGateway(w io.Writer, gi *control.GatewayInfo) {
 			if client == "" {
 				client = "(no handshake yet)"
 			}
+			if cs.Profile != "" {
+				client += " (profile " + present.VisibleCell(cs.Profile) + ")"
+			}
 			pid := "-"
 			if cs.PID > 0 {
 				pid = fmt.Sprint(cs.PID)
@@ -128,6 +141,59 @@ func printGateway(w io.Writer, gi *control.GatewayInfo) {
 				fmt.Fprintf(w, "  %s lost %d notifications: its client reads too slowly\n", cs.ID, cs.Dropped)
 			}
 		}
+	}
+	printProfiles(w, gi)
+}
+
+// printProfiles is the profiles part of printGateway.
+func printProfiles(w io.Writer, gi *control.GatewayInfo) {
+	for _, p := range gi.Profiles {
+		fmt.Fprintf(w, "\nprofile %s\n", present.VisibleLine(p.Profile))
+		if p.Problem != "" {
+			fmt.Fprintf(w, "  cannot be served: %s\n", present.VisibleLine(p.Problem))
+			continue
+		}
+		if p.URL != "" {
+			fmt.Fprintf(w, "  url      %s\n", p.URL)
+		}
+		fmt.Fprintf(w, "  stdio    %s\n", strings.Join(p.Command, " "))
+		var servers []string
+		for _, m := range p.Servers {
+			s := present.VisibleCell(m.Name)
+			switch {
+			case !m.Offered && m.Catalogue == "":
+				s += " (" + string(m.State) + ", tools not known yet)"
+			case !m.Offered:
+				s += " (" + string(m.State) + ", not listed)"
+			case m.Catalogue == "remembered":
+				s += fmt.Sprintf(" (%d tools, remembered: not started)", m.Tools)
+			default:
+				s += fmt.Sprintf(" (%d tools)", m.Tools)
+			}
+			servers = append(servers, s)
+		}
+		fmt.Fprintf(w, "  offers   %d tools of %d servers: %s\n", p.Tools, len(p.Servers), strings.Join(servers, ", "))
+		for _, n := range p.Notices {
+			fmt.Fprintf(w, "  note     %s\n", present.VisibleLine(n))
+		}
+		if len(p.Sessions) == 0 {
+			fmt.Fprintln(w, "  no aggregate sessions")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CLIENT\tVIA\tPID\tSINCE\tREQUESTS\tERRORS")
+		for _, cs := range p.Sessions {
+			client := present.VisibleCell(strings.TrimSpace(cs.ClientName + " " + cs.ClientVersion))
+			if client == "" {
+				client = "(no handshake yet)"
+			}
+			pid := "-"
+			if cs.PID > 0 {
+				pid = fmt.Sprint(cs.PID)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\n", client, cs.Via, pid, cs.Since.Local().Format("15:04:05"), cs.Requests, cs.Errors)
+		}
+		tw.Flush()
 	}
 }
 

@@ -8,10 +8,21 @@ import (
 	"strings"
 
 	"mcptray/app"
+	"mcptray/registry"
 	"mcptray/registry/clients"
 )
 
-var installHelp = `Merges the named servers (default: every valid, enabled one) into the file of
+var installHelp = `With no NAME, install writes ONE entry into the file of --client: mcptray,
+which runs "mcptray connect" (every enabled server as one MCP server: their
+tools named SERVER__TOOL), or with --profile PROFILE mcptray-PROFILE
+("mcptray connect --profile PROFILE"). It replaces the per-server entries
+mcptray wrote before (the diff shows them go, and a note names them);
+"mcptray uninstall --client X mcptray" puts the file back byte for byte when
+nothing changed it since. Direct entries stay (a warning names those of the
+profile's servers). --per-server (or NAMEs, --direct, --url) writes one entry
+per server, as below.
+
+Per server, install merges the named servers (default: every valid, enabled one) into the file of
 --client: only those entries are added or updated; every other key, and the
 comments of JSONC files (vscode, zed, gemini, opencode), stay. The file is
 replaced atomically, a timestamped backup is kept beside it
@@ -37,7 +48,12 @@ secrets of every entry in the file, not only the ones written
 
 const uninstallHelp = `Removes the named entries from the file of --client, keeping everything else,
 with the same atomic write, backup and masked diff as install. A name that
-is not there is not an error.`
+is not there is not an error.
+
+Uninstalling the one entry (mcptray, or mcptray-PROFILE) alone restores the
+backup install kept, byte for byte, when the file is still what install made
+of it (the per-server entries it replaced come back); otherwise only that
+entry is removed, and a note says so.`
 
 // printChange prints a change's diff and what it did.
 func printChange(env *app.Env, verb string, ch *clients.Change, dryRun bool) {
@@ -86,6 +102,8 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 	cf.reveal = fs.Bool("reveal-secrets", false, "show literal secrets in the diff; write referenced variables' values for clients without references")
 	cf.noResolve = fs.Bool("no-resolve", false, "keep commands as written instead of resolving them on the login shell's PATH")
 	route := addRouteFlags(fs)
+	perServer := fs.Bool("per-server", false, "write one entry per server (with no NAME, every valid, enabled one) instead of the one entry mcptray")
+	profile := fs.String("profile", "", "write the one entry mcptray-`PROFILE` for that profile's servers (default: mcptray, for every enabled server)")
 	return func(ctx context.Context, env *app.Env, args []string) error {
 		c, err := cf.lookup()
 		if err != nil {
@@ -94,6 +112,13 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 		if !c.HasFile() && *path == "" {
 			return app.Usagef("%s has no config file: use 'mcptray export --client %s' or --path", c.ID, c.ID)
 		}
+		one := len(args) == 0 && !*perServer && !*route.direct && !*route.url
+		if *profile != "" {
+			if len(args) > 0 || *perServer || *route.direct || *route.url {
+				return app.Usagef("--profile writes the one entry mcptray-%s: it takes no NAME, --per-server, --direct or --url", *profile)
+			}
+			one = true
+		}
 		o, err := cf.options(ctx, env)
 		if err != nil {
 			return err
@@ -101,6 +126,9 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 		cfg, err := app.LoadConfig(env, *cfgPath, true)
 		if err != nil {
 			return err
+		}
+		if one {
+			return installOne(env, c, cfg, *profile, route, o, &clients.FileOptions{Path: *path, DryRun: *dryRun}, *dryRun)
 		}
 		servers, err := exportable(env, cfg, args, "install")
 		if err != nil {
@@ -118,6 +146,41 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 		printChange(env, "install", ch, *dryRun)
 		return nil
 	}
+}
+
+// installOne writes the one entry of profile ("" is the default) into
+// c's file, replacing the per-server entries mcptray wrote.
+func installOne(env *app.Env, c *clients.Client, cfg *registry.Config, profile string, route *routeFlags, o *clients.Options, fo *clients.FileOptions, dryRun bool) error {
+	name := profile
+	if name == "" {
+		name = registry.DefaultProfile
+	}
+	p := cfg.Profile(name)
+	if p == nil {
+		msg := fmt.Sprintf("no profile named %q is configured in %s", name, cfg.Path)
+		if near := registry.Nearest(name, cfg.ProfileNames()); near != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		return errors.New(msg)
+	}
+	if p.Invalid != nil {
+		return fmt.Errorf("%v: fix it in %s first (mcptray config validate)", p.Invalid, cfg.Path)
+	}
+	warnings, err := route.apply(env, cfg, o)
+	if err != nil {
+		return err
+	}
+	var servers []string
+	for _, s := range cfg.ProfileServers(p) {
+		servers = append(servers, s.Name)
+	}
+	ch, err := c.InstallOne(profile, o.Gateway, o, fo, servers...)
+	if err != nil {
+		return fileError(err)
+	}
+	ch.Warnings = append(warnings, ch.Warnings...)
+	printChange(env, "install", ch, dryRun)
+	return nil
 }
 
 func cmdUninstall(fs *flag.FlagSet) runFunc {
@@ -139,7 +202,18 @@ func cmdUninstall(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		ch, err := c.Uninstall(args, o, &clients.FileOptions{Path: *path, DryRun: *dryRun})
+		fo := &clients.FileOptions{Path: *path, DryRun: *dryRun}
+		if len(args) == 1 && (args[0] == clients.OneEntryName("") || strings.HasPrefix(args[0], "mcptray-")) {
+			// The one entry: the file comes back as it was before it
+			// was installed, when nothing changed it since.
+			ch, err := c.UninstallOne(strings.TrimPrefix(strings.TrimPrefix(args[0], "mcptray"), "-"), o, fo)
+			if err != nil {
+				return fileError(err)
+			}
+			printChange(env, "uninstall", ch, *dryRun)
+			return nil
+		}
+		ch, err := c.Uninstall(args, o, fo)
 		if err != nil {
 			return fileError(err)
 		}

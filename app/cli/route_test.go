@@ -225,7 +225,7 @@ func TestInstallSwitchesRoute(t *testing.T) {
 		t.Fatalf("the direct entry lacks its literal, so this test proves nothing:\n%s", direct)
 	}
 
-	out, errOut, code := runCLI(t, nil, "install", "--client", "claude-code", "--config", cfg, "--dry-run")
+	out, errOut, code := runCLI(t, nil, "install", "--per-server", "--client", "claude-code", "--config", cfg, "--dry-run")
 	if code != 0 {
 		t.Fatalf("dry run: exit %d: %s", code, errOut)
 	}
@@ -242,7 +242,7 @@ func TestInstallSwitchesRoute(t *testing.T) {
 		t.Errorf("dry run changed the file")
 	}
 
-	out, errOut, code = runCLI(t, nil, "install", "--client", "claude-code", "--config", cfg)
+	out, errOut, code = runCLI(t, nil, "install", "--per-server", "--client", "claude-code", "--config", cfg)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

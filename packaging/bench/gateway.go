@@ -198,8 +198,6 @@ func fail(format string, args ...any) {
 	os.Exit(2)
 }
 
-func us(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Nanoseconds())/1e6) }
-
 // procs lists the live processes' pids and command lines.
 func procs() map[int][]string {
 	out := map[int][]string{}

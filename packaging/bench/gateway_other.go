@@ -9,3 +9,9 @@ func gatewayBench(bin, everything, dir string, env []string, calls int) bool {
 	fmt.Println("| gateway | – | – | – | skipped: Linux only (reads /proc) |")
 	return false
 }
+
+// aggregateBench shares gatewayBench's helpers; elsewhere it is skipped.
+func aggregateBench(bin, dir string, env []string, calls int) bool {
+	fmt.Println("| aggregate | – | – | – | skipped: Linux only |")
+	return false
+}

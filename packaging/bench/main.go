@@ -70,6 +70,7 @@ func main() {
 	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
 	censusOnly := flag.Bool("census-only", false, "measure only the census rows (check of 1 and 50 servers against the go-sdk, an idle daemon)")
 	searchOnly := flag.Bool("search-only", false, "measure only tool search over 1,000 tools")
+	aggregateOnly := flag.Bool("aggregate-only", false, "measure only the aggregate (tools/list of 20 servers, tools/call against per-server)")
 	idleFor := flag.Duration("idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
 	flag.Parse()
 
@@ -94,6 +95,14 @@ func main() {
 		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 		fmt.Println("|---|---|---|---|---|")
 		if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+			os.Exit(1)
+		}
+		return
+	}
+	if *aggregateOnly {
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		if aggregateBench(*bin, dir, env, *gatewayCalls) {
 			os.Exit(1)
 		}
 		return
@@ -213,6 +222,9 @@ func main() {
 		wire.perSec/1e3, wire.cpu*100, sdk.perSec/1e3, sdk.cpu*100, wire.perSec/sdk.perSec, t)
 
 	if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
+		failed = true
+	}
+	if aggregateBench(*bin, dir, env, *gatewayCalls) {
 		failed = true
 	}
 	if searchBench() {
