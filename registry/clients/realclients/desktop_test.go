@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // testDesktopSession: the client runs with the variables of a desktop
@@ -52,6 +55,14 @@ func testDesktopSession(t *testing.T, f *fixture, c *client) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	// Another client's session, held while this client starts its
+	// bridges and exits (opencode then ends every descendant of them).
+	held := h.heldSession("demo")
+	if got := echoText(t, held, "before"); got != "before" {
+		t.Fatalf("the held session's echo: %q", got)
+	}
+	demo := processesOf(h.dir, f.mcptray, "serve-demo")
+
 	got := h.entries(names(h.servers)) // the client starts every bridge, then exits
 	for _, s := range h.servers {
 		if got[s.name].status != c.connected {
@@ -61,9 +72,47 @@ func testDesktopSession(t *testing.T, f *fixture, c *client) {
 	if pids := daemonsOf(h.dir, f.mcptray); !slices.Equal(pids, []int{desktop}) {
 		t.Errorf("after %s exited, the daemons of this person are %v; want only the desktop one (pid %d)", c.id, pids, desktop)
 	}
-	if n := len(processesOf(h.dir, f.mcptray, "serve-demo")); n != 1 {
-		t.Errorf("after %s exited, %d demo server processes run; want 1", c.id, n)
+	if now := processesOf(h.dir, f.mcptray, "serve-demo"); len(now) != 1 || !slices.Equal(now, demo) {
+		t.Errorf("after %s exited, the demo server processes are %v; want the one that served before (%v)", c.id, now, demo)
 	}
+	if got := echoText(t, held, "still here"); got != "still here" {
+		t.Errorf("after %s exited, the other client's session answers %q; want it to carry on", c.id, got)
+	}
+}
+
+// heldSession is a go-sdk client's session with server name through
+// `mcptray connect`, as another AI client would hold it; closed when the
+// test ends.
+func (h *home) heldSession(name string) *mcp.ClientSession {
+	h.t.Helper()
+	cmd := exec.Command(h.f.mcptray, "connect", "--config", h.cfg, name)
+	cmd.Env, cmd.Dir = h.env(true), h.proj
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "held", Version: "1.0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		h.t.Fatalf("mcptray connect %s: %v", name, err)
+	}
+	h.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// echoText calls the demo server's echo tool and returns its text.
+func echoText(t *testing.T, cs *mcp.ClientSession, msg string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
 
 // run2 runs mcptray with h's environment and returns stdout, stderr and
