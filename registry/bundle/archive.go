@@ -216,6 +216,8 @@ func (b *Bundle) Unpack(dir string) (string, error) {
 			return fail(&Error{Bundle: name, Reason: "cannot unpack " + zf.Name, Err: err})
 		}
 	}
+	// Windows renames no folder something holds open.
+	root.Close()
 	// Replace an earlier unpack of this version, keeping it until the new
 	// one is in place.
 	var old string

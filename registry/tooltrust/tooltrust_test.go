@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"mcptray/internal/filemode"
 	"mcptray/registry/tooltrust"
 )
 
@@ -81,8 +82,8 @@ func TestTrustOnFirstUseThenHoldChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v", fi.Mode().Perm())
+	if !filemode.Matches(fi.Mode().Perm(), 0o600) {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
 	}
 	// The same again writes nothing.
 	before, _ := os.ReadFile(path)
