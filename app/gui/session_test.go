@@ -1,0 +1,272 @@
+//go:build linux
+
+package gui
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"mcptray/control"
+	"mcptray/internal/testenv"
+)
+
+// A desktop session as a person has one: a StatusNotifierItem host
+// (gtk-sni-tray-standalone, with its own watcher), a notification daemon
+// (dunst) and a window manager (openbox) on the test's display and session
+// bus, and `mcptray gui` on a config of many servers. The tests below run
+// under xvfb-run and dbus-run-session like the other GUI tests.
+
+// needSession is needDesktop plus the tray host, dunst, openbox and
+// dbus-monitor; under CI=true a missing one fails the test.
+func needSession(t *testing.T) {
+	t.Helper()
+	needDesktop(t)
+	var missing []string
+	for _, tool := range []string{"gtk-sni-tray-standalone", "dunst", "dunstctl", "openbox", "dbus-monitor"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		testenv.Need(t, strings.Join(missing, ", ")+" (Debian: haskell-gtk-sni-tray-utils, dunst, openbox, dbus; `make deps-test` installs them)")
+	}
+}
+
+// busHasName reports whether a name has an owner on the session bus.
+func busHasName(name string) bool {
+	out, err := exec.Command("gdbus", "call", "--session", "-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus",
+		"-m", "org.freedesktop.DBus.NameHasOwner", name).Output()
+	return err == nil && strings.Contains(string(out), "true")
+}
+
+// startBackground starts a long-running program of the session and stops it
+// when the test ends.
+func startBackground(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = os.Environ()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	return cmd
+}
+
+// startTrayHost runs the tray host, with a watcher, and waits for the
+// watcher to be on the bus.
+func startTrayHost(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := startBackground(t, "gtk-sni-tray-standalone", "--watcher", "--bottom")
+	testenv.Eventually(t, 20*time.Second, func() bool { return busHasName("org.kde.StatusNotifierWatcher") },
+		"the tray host's watcher never took org.kde.StatusNotifierWatcher")
+	return cmd
+}
+
+// startDunst runs the notification daemon (with a config of its own: no
+// user file is read) and waits for it on the bus.
+func startDunst(t *testing.T) {
+	t.Helper()
+	conf := filepath.Join(t.TempDir(), "dunstrc")
+	if err := os.WriteFile(conf, []byte("[global]\n    history_length = 200\n    sticky_history = yes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startBackground(t, "dunst", "-conf", conf)
+	testenv.Eventually(t, 20*time.Second, func() bool { return busHasName("org.freedesktop.Notifications") },
+		"dunst never took org.freedesktop.Notifications")
+}
+
+// startOpenbox runs the window manager, once per test binary's display.
+func startOpenbox(t *testing.T) {
+	t.Helper()
+	startBackground(t, "openbox")
+}
+
+// sessionServers writes a servers.toml of n servers: with n ≥ 4, n-3 demo
+// servers, a missing command, one that exits at once and one that prints two
+// lines and never answers the handshake (the three problems of a daily
+// config); with fewer, n demo servers.
+func sessionServers(t *testing.T, bin, dir string, n int) (path string, demos int) {
+	t.Helper()
+	var b strings.Builder
+	exe := filepath.Join(bin, "mcptray")
+	demos = n
+	if n >= 4 {
+		demos = n - 3
+	}
+	for i := range demos {
+		fmt.Fprintf(&b, "[servers.demo%02d]\ncommand = %q\nargs = [\"serve-demo\"]\n\n", i+1, exe)
+	}
+	if n >= 4 {
+		b.WriteString("[servers.missing]\ncommand = \"mcptray-no-such-command\"\n\n")
+		b.WriteString("[servers.quitter]\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'quitter: nothing to do' >&2; exit 1\"]\n\n")
+		b.WriteString("[servers.mute]\ncommand = \"sh\"\nargs = [\"-c\", \"echo one; echo two; exec sleep 100000\"]\n\n")
+	}
+	path = filepath.Join(dir, "servers.toml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, demos
+}
+
+// desktopApp is a running `mcptray gui`.
+type desktopApp struct {
+	cmd    *exec.Cmd
+	pid    int
+	dir    string
+	exited chan struct{}
+	err    error // cmd.Wait's, once exited is closed
+	stderr *lockedBuffer
+}
+
+// startApp runs `mcptray gui` on cfg with its own home in dir; the daemon it
+// starts is stopped when the test ends.
+func startApp(t *testing.T, bin, dir, cfg string, args ...string) *desktopApp {
+	t.Helper()
+	a := &desktopApp{dir: dir, exited: make(chan struct{}), stderr: &lockedBuffer{}}
+	a.cmd = exec.Command(filepath.Join(bin, "mcptray"), append([]string{"gui", "--config", cfg}, args...)...)
+	a.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"))
+	a.cmd.Stderr = a.stderr
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a.pid = a.cmd.Process.Pid
+	go func() { a.err = a.cmd.Wait(); close(a.exited) }()
+	t.Cleanup(func() {
+		a.cmd.Process.Kill() // no-op once it exited
+		<-a.exited
+	})
+	sock := filepath.Join(dir, ".cache", "mcptray", control.SocketName)
+	t.Cleanup(func() { stopDaemon(sock) })
+	return a
+}
+
+// busMonitor counts the lines dbus-monitor prints for a match rule that
+// contain a word.
+type busMonitor struct {
+	mu    sync.Mutex
+	lines []string
+	done  chan struct{}
+}
+
+func monitorBus(t *testing.T, rule string) *busMonitor {
+	t.Helper()
+	cmd := exec.Command("dbus-monitor", "--session", rule)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m := &busMonitor{done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			m.mu.Lock()
+			m.lines = append(m.lines, sc.Text())
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-m.done
+		cmd.Wait()
+	})
+	return m
+}
+
+// count is how many lines so far contain word.
+func (m *busMonitor) count(word string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, l := range m.lines {
+		if strings.Contains(l, word) {
+			n++
+		}
+	}
+	return n
+}
+
+// text is everything printed so far.
+func (m *busMonitor) text() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strings.Join(m.lines, "\n")
+}
+
+// layoutUpdatesPerMinute runs the app on n servers under the session and
+// counts the LayoutUpdated signals its tray menu sends over window once
+// every demo server is ready, as a rate per minute.
+func layoutUpdatesPerMinute(t *testing.T, bin string, n int, window time.Duration) float64 {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, demos := sessionServers(t, bin, dir, n)
+	a := startApp(t, bin, dir, cfg, "--hide")
+	waitMenu(t, a.pid, fmt.Sprintf("%d ready", demos), func(items []menuItem) bool {
+		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
+		return ok
+	})
+	mon := monitorBus(t, "type='signal',interface='com.canonical.dbusmenu',member='LayoutUpdated'")
+	// dbus-monitor is listening once it printed its own NameAcquired.
+	testenv.Eventually(t, 10*time.Second, func() bool { return mon.count("NameAcquired") > 0 }, "dbus-monitor never started")
+	start := mon.count("member=LayoutUpdated")
+	time.Sleep(window) // a measurement over a fixed window, not a wait for a state
+	got := mon.count("member=LayoutUpdated") - start
+	perMinute := float64(got) * float64(time.Minute) / float64(window)
+	t.Logf("%d servers: %d LayoutUpdated in %s (%.0f a minute)", n, got, window, perMinute)
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	<-a.exited
+	return perMinute
+}
+
+// measureWindow is how long each count runs (MCPTRAY_MEASURE, default 30s).
+func measureWindow(t *testing.T) time.Duration {
+	if s := os.Getenv("MCPTRAY_MEASURE"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("MCPTRAY_MEASURE=%q: %v", s, err)
+		}
+		return d
+	}
+	return 30 * time.Second
+}
+
+// TestSessionTrayLayoutUpdates: at 30 servers the tray menu changes no more
+// often than twice what it does at one server (a host re-reads the whole
+// menu on each change, and ids that change under a click lose it). The
+// floor of 6 a minute is what one server's ordinary news may take.
+func TestSessionTrayLayoutUpdates(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startOpenbox(t)
+	startTrayHost(t)
+	startDunst(t)
+	window := measureWindow(t)
+	one := layoutUpdatesPerMinute(t, bin, 1, window)
+	thirty := layoutUpdatesPerMinute(t, bin, 30, window)
+	if limit := 2 * max(one, 6); thirty > limit {
+		t.Errorf("LayoutUpdated a minute: %.0f at 30 servers, %.0f at one; want at most %.0f", thirty, one, limit)
+	}
+}
