@@ -37,7 +37,7 @@ type controller struct {
 	env     *app.Env
 
 	snap      supervisor.Snapshot
-	problem   string   // the config problem last shown, to notify once per problem
+	problem   string    // the config problem last shown, to notify once per problem
 	tray      *trayView // the tray menu on screen
 	trayState health
 	trayTip   string
