@@ -270,3 +270,32 @@ func TestSessionTrayLayoutUpdates(t *testing.T) {
 		t.Errorf("LayoutUpdated a minute: %.0f at 30 servers, %.0f at one; want at most %.0f", thirty, one, limit)
 	}
 }
+
+// registeredItems is what the watcher has registered.
+func registeredItems() string {
+	out, _ := exec.Command("gdbus", "call", "--session", "-d", "org.kde.StatusNotifierWatcher", "-o", "/StatusNotifierWatcher",
+		"-m", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierWatcher", "RegisteredStatusNotifierItems").CombinedOutput()
+	return string(out)
+}
+
+// TestSessionTrayHostStartsLater: at login the app can start before the
+// panel; its icon must appear once the tray host's watcher does.
+func TestSessionTrayHostStartsLater(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startDunst(t)
+	dir := t.TempDir()
+	cfg, _ := sessionServers(t, bin, dir, 1)
+	a := startApp(t, bin, dir, cfg, "--hide")
+	waitMenu(t, a.pid, "the tray menu", func(items []menuItem) bool { _, ok := labelWith(items, "Open mcptray"); return ok })
+	if busHasName("org.kde.StatusNotifierWatcher") {
+		t.Fatal("a watcher is on the bus before the tray host started")
+	}
+	startTrayHost(t)
+	me := fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", a.pid)
+	var last string
+	testenv.Eventually(t, 20*time.Second, func() bool {
+		last = registeredItems()
+		return strings.Contains(last, me) || strings.Contains(last, "/StatusNotifierItem")
+	}, "the tray host started after the app never got its icon: %s\n%s", last, a.stderr.String())
+}
