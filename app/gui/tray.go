@@ -99,8 +99,10 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 		items = append(items, trayNode{key: "counts", label: countSummary(snap), disabled: true})
 	}
 	items = append(items, trayNode{sep: true})
+	// Problems first, then the rest, each in config order: a server
+	// changes place only when it becomes or stops being a problem.
 	var problems, healthy []trayNode
-	for _, i := range problemsFirst(snap) {
+	for i := range snap.Servers {
 		s := &snap.Servers[i]
 		if n, ok := clients[s.Name]; ok {
 			// The gateway's count of sessions, polled: the one the
@@ -110,11 +112,14 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 			s = &st
 		}
 		node := trayServer(s, act)
-		if trayProblem(s) || len(snap.Servers) <= trayInline {
+		if trayProblem(s) {
 			problems = append(problems, node)
 		} else {
 			healthy = append(healthy, node)
 		}
+	}
+	if len(snap.Servers) <= trayInline {
+		problems, healthy = append(problems, healthy...), nil
 	}
 	if len(problems) > trayProblemsInline && len(snap.Servers) > trayInline {
 		more := problems[trayProblemsInline:]

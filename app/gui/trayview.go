@@ -18,6 +18,8 @@ import (
 // ones). Changes are coalesced to one update every minGap. UI thread only.
 type trayView struct {
 	started bool
+	ready   bool // Fyne's systray is up and has reset the menu: the items are ours
+	stopped bool // the app quits: the menu is left as it is
 	shape   string                // the shape on screen: the keys in order
 	items   map[string]*trayEntry // on screen, by path of keys
 	gen     int                   // counts rebuilds: a listener of an older one is done
@@ -43,12 +45,22 @@ func newTrayView() *trayView {
 // minGap has passed (the latest model then).
 func (v *trayView) set(start func(), model []trayNode) {
 	if !v.started {
-		// Fyne starts its systray on the first menu it is given; the
-		// items are ours from then on.
+		// Fyne starts its systray on the first menu it is given, and
+		// resets the menu once more as the systray comes up: the items
+		// are ours once it has. A hidden item tells when (the reset
+		// closes its channel). It has a child because the systray's
+		// reset spares the item added last.
 		v.started = true
 		start()
+		sentinel := &trayEntry{item: systray.AddMenuItem("", "")}
+		sentinel.item.Hide()
+		sentinel.item.AddSubMenuItem("", "")
+		go v.listen(sentinel, v.gen)
 	}
 	v.pending = model
+	if !v.ready {
+		return
+	}
 	if v.waiting {
 		return
 	}
@@ -65,10 +77,13 @@ func (v *trayView) set(start func(), model []trayNode) {
 	v.flush()
 }
 
+// stop leaves the menu alone from now on (the app quits).
+func (v *trayView) stop() { v.stopped = true }
+
 // flush shows the pending model.
 func (v *trayView) flush() {
 	model := v.pending
-	if model == nil {
+	if model == nil || v.stopped {
 		return
 	}
 	if shape := trayShape(model, ""); shape != v.shape {
@@ -133,6 +148,9 @@ func (v *trayView) rebuild(model []trayNode, shape string) {
 	v.items = map[string]*trayEntry{}
 	v.shape = shape
 	v.add(model, nil, "")
+	// The systray's reset spares the item added last: let that be a
+	// hidden one, not a real item whose listener would live on.
+	systray.AddMenuItem("", "").Hide()
 	v.last = time.Now()
 	v.updates++
 }
@@ -177,6 +195,7 @@ func (v *trayView) listen(e *trayEntry, gen int) {
 	}
 	fyne.Do(func() {
 		if gen == v.gen {
+			v.ready = true
 			v.shape = ""
 			v.flush()
 		}
