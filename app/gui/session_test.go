@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -298,4 +299,50 @@ func TestSessionTrayHostStartsLater(t *testing.T) {
 		last = registeredItems()
 		return strings.Contains(last, me) || strings.Contains(last, "/StatusNotifierItem")
 	}, "the tray host started after the app never got its icon: %s\n%s", last, a.stderr.String())
+}
+
+// TestSessionStopAllAndQuit: "Stop all servers and quit", clicked in the
+// tray 20 times over, each time ends the app with status 0 and no panic:
+// with every server ready, the daemon going away turns the tray's icon red
+// while the tray is being torn down.
+func TestSessionStopAllAndQuit(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startTrayHost(t)
+	startDunst(t)
+	runs := 20
+	if n, err := strconv.Atoi(os.Getenv("MCPTRAY_QUIT_RUNS")); err == nil {
+		runs = n
+	} else if testing.Short() {
+		runs = 3
+	}
+	failed := 0
+	quitServers := 3
+	if n, err := strconv.Atoi(os.Getenv("MCPTRAY_QUIT_SERVERS")); err == nil {
+		quitServers = n
+	}
+	for i := range runs {
+		dir := t.TempDir()
+		cfg, demos := sessionServers(t, bin, dir, quitServers)
+		a := startApp(t, bin, dir, cfg, "--hide")
+		items := waitMenu(t, a.pid, "demos ready and Stop all servers and quit", func(items []menuItem) bool {
+			_, ready := labelWith(items, fmt.Sprintf("%d ready", demos))
+			_, ok := labelWith(items, "Stop all servers and quit")
+			return ready && ok
+		})
+		j, _ := labelWith(items, "Stop all servers and quit")
+		if err := clickItem(a.pid, items[j].id); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		select {
+		case <-a.exited:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("run %d: the app did not quit\n%s", i+1, a.stderr.String())
+		}
+		if a.err != nil || strings.Contains(a.stderr.String(), "panic:") {
+			failed++
+			t.Errorf("run %d: exit %v\n%s", i+1, a.err, a.stderr.String())
+		}
+	}
+	t.Logf("%d of %d quits clean", runs-failed, runs)
 }

@@ -18,8 +18,8 @@ import (
 // ones). Changes are coalesced to one update every minGap. UI thread only.
 type trayView struct {
 	started bool
-	ready   bool // Fyne's systray is up and has reset the menu: the items are ours
-	stopped bool // the app quits: the menu is left as it is
+	ready   bool                  // Fyne's systray is up and has reset the menu: the items are ours
+	stopped bool                  // the app quits: the menu is left as it is
 	shape   string                // the shape on screen: the keys in order
 	items   map[string]*trayEntry // on screen, by path of keys
 	gen     int                   // counts rebuilds: a listener of an older one is done
