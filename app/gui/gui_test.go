@@ -655,6 +655,7 @@ func TestNotifications(t *testing.T) {
 	a := test.NewTempApp(t)
 	now := t0
 	n := newNotifier(a, func() time.Time { return now })
+	n.send = func(notice) {}
 	tr := func(server string, ev supervisor.Event, reason string) supervisor.Transition {
 		return supervisor.Transition{Server: server, Event: ev, Reason: reason}
 	}
@@ -690,6 +691,43 @@ func TestNotifications(t *testing.T) {
 	n.Observe([]supervisor.Transition{tr("demo", supervisor.EventFlapping, "ready"), tr("web", supervisor.EventDisconnected, "connection refused")})
 	if len(n.sent) != 6 || n.sent[4].title != "demo keeps going down" || n.sent[5].title != "web disconnected" {
 		t.Errorf("flapping and disconnect: %+v", n.sent[4:])
+	}
+	// One "keeps going down" per server, however often it flaps.
+	for range 5 {
+		now = now.Add(2 * time.Minute)
+		n.Observe([]supervisor.Transition{tr("demo", supervisor.EventFlapping, "ready")})
+	}
+	if len(n.sent) != 6 {
+		t.Errorf("flapping said again: %+v", n.sent[6:])
+	}
+}
+
+// TestNotificationWords: a server mcptray ended (a handshake it never
+// finished) is "stopped by mcptray", not "crashed"; bodies keep their words
+// as written; each notice expires and names its server (so the next one of
+// the same server replaces it).
+func TestNotificationWords(t *testing.T) {
+	a := test.NewTempApp(t)
+	n := newNotifier(a, nil)
+	var got []notice
+	n.send = func(x notice) { got = append(got, x) }
+	n.Observe([]supervisor.Transition{
+		{Server: "mute", Event: supervisor.EventCrashed, Code: healthcheck.CodeHandshakeTimeout, Reason: "no answer to initialize within 2s; restarting in 1s"},
+		{Server: "demo", Event: supervisor.EventCrashLooping, Reason: "crashed 5 times in 1m0s"},
+	})
+	if len(got) != 2 {
+		t.Fatalf("sent %+v", got)
+	}
+	if got[0].title != "mute stopped by mcptray: handshake-timeout" || got[0].body != "no answer to initialize within 2s; restarting in 1s." {
+		t.Errorf("stopped by mcptray: %+v", got[0])
+	}
+	if !strings.Contains(got[1].body, ". mcptray stopped restarting it") {
+		t.Errorf("words changed: %q", got[1].body)
+	}
+	for _, x := range got {
+		if x.expire <= 0 || x.server == "" {
+			t.Errorf("notice %+v does not expire or names no server", x)
+		}
 	}
 }
 

@@ -4,10 +4,12 @@ package gui
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +33,7 @@ func needSession(t *testing.T) {
 	t.Helper()
 	needDesktop(t)
 	var missing []string
-	for _, tool := range []string{"gtk-sni-tray-standalone", "dunst", "dunstctl", "openbox", "dbus-monitor"} {
+	for _, tool := range []string{"gtk-sni-tray-standalone", "dunst", "dunstctl", "openbox", "dbus-monitor", "script"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -170,7 +172,9 @@ type busMonitor struct {
 
 func monitorBus(t *testing.T, rule string) *busMonitor {
 	t.Helper()
-	cmd := exec.Command("dbus-monitor", "--session", rule)
+	// On a terminal: into a pipe dbus-monitor holds its output back until
+	// a buffer fills (stdbuf does not change that).
+	cmd := exec.Command("script", "-qfec", "dbus-monitor --session \""+rule+"\"", "/dev/null")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -181,12 +185,17 @@ func monitorBus(t *testing.T, rule string) *busMonitor {
 	m := &busMonitor{done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			m.mu.Lock()
-			m.lines = append(m.lines, sc.Text())
-			m.mu.Unlock()
+		r := bufio.NewReader(out)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" {
+				m.mu.Lock()
+				m.lines = append(m.lines, strings.TrimSuffix(line, "\n"))
+				m.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
 		}
 	}()
 	t.Cleanup(func() {
@@ -231,7 +240,7 @@ func layoutUpdatesPerMinute(t *testing.T, bin string, n int, window time.Duratio
 	})
 	mon := monitorBus(t, "type='signal',interface='com.canonical.dbusmenu',member='LayoutUpdated'")
 	// dbus-monitor is listening once it printed its own NameAcquired.
-	testenv.Eventually(t, 10*time.Second, func() bool { return mon.count("NameAcquired") > 0 }, "dbus-monitor never started")
+	testenv.Eventually(t, 10*time.Second, func() bool { return mon.count("NameLost") > 0 }, "dbus-monitor never became a monitor")
 	start := mon.count("member=LayoutUpdated")
 	time.Sleep(window) // a measurement over a fixed window, not a wait for a state
 	got := mon.count("member=LayoutUpdated") - start
@@ -345,4 +354,90 @@ func TestSessionStopAllAndQuit(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d quits clean", runs-failed, runs)
+}
+
+// dunstNotice is one notification in dunst's history (shown, then closed:
+// one that never expires never gets there).
+type dunstNotice struct {
+	app, summary string
+	id           int
+	timeout      int64 // µs
+}
+
+// dunstHistory reads `dunstctl history`.
+func dunstHistory(t *testing.T) []dunstNotice {
+	t.Helper()
+	out, err := exec.Command("dunstctl", "history").Output()
+	if err != nil {
+		t.Fatalf("dunstctl history: %v", err)
+	}
+	type field struct {
+		Data any `json:"data"`
+	}
+	var h struct {
+		Data [][]map[string]field `json:"data"`
+	}
+	if err := json.Unmarshal(out, &h); err != nil {
+		t.Fatalf("dunstctl history: %v\n%s", err, out)
+	}
+	var list []dunstNotice
+	for _, group := range h.Data {
+		for _, n := range group {
+			d := dunstNotice{}
+			d.app, _ = n["appname"].Data.(string)
+			d.summary, _ = n["summary"].Data.(string)
+			if f, ok := n["id"].Data.(float64); ok {
+				d.id = int(f)
+			}
+			if f, ok := n["timeout"].Data.(float64); ok {
+				d.timeout = int64(f)
+			}
+			list = append(list, d)
+		}
+	}
+	return list
+}
+
+// TestSessionNotificationsStayCalm: a server that goes down a few seconds
+// after each start, under dunst: its notifications come from "mcptray" and
+// expire (dunst's history holds only closed ones: a sticky one never gets
+// there), and "keeps going down" is said at most once.
+func TestSessionNotificationsStayCalm(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startTrayHost(t)
+	startDunst(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`[servers.flaky]
+command = "timeout"
+args = ["3", %q, "serve-demo"]
+`, filepath.Join(bin, "mcptray"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startApp(t, bin, dir, cfg, "--hide")
+	// flaky goes down five times and is left crash-looping.
+	var flaky []dunstNotice
+	testenv.Eventually(t, 120*time.Second, func() bool {
+		flaky = flaky[:0]
+		for _, n := range dunstHistory(t) {
+			if strings.HasPrefix(n.summary, "flaky ") {
+				flaky = append(flaky, n)
+			}
+		}
+		return slices.ContainsFunc(flaky, func(n dunstNotice) bool { return strings.HasSuffix(n.summary, "crash-looping") })
+	}, "the crash-looping notification never expired into dunst's history: %+v", flaky)
+	flaps := 0
+	for _, n := range flaky {
+		if n.app != "mcptray" || n.timeout <= 0 {
+			t.Errorf("notification %+v: want app mcptray and a timeout", n)
+		}
+		if strings.HasSuffix(n.summary, "keeps going down") {
+			flaps++
+		}
+	}
+	if flaps > 1 {
+		t.Errorf("%d notifications say flaky keeps going down", flaps)
+	}
+	t.Logf("dunst's history of flaky: %+v", flaky)
 }
