@@ -90,8 +90,8 @@ type notifier struct {
 	flapped   map[string]time.Time // when each server's "keeps going down" was sent
 	recent    []time.Time
 	send      func(notice) // shows one (the session's notification service, or Fyne's)
-	sentMu    sync.Mutex // guards sent, which tests read from their goroutine
-	sent      []event    // the last notifications sent, newest last
+	sentMu    sync.Mutex   // guards sent, which tests read from their goroutine
+	sent      []event      // the last notifications sent, newest last
 }
 
 const prefNotifications = "notifications"
