@@ -441,3 +441,41 @@ args = ["3", %q, "serve-demo"]
 	}
 	t.Logf("dunst's history of flaky: %+v", flaky)
 }
+
+// TestSessionScreenshotTrayMenu opens the tray host's menu of the app at 30
+// servers (a click on its icon) and takes a picture of the screen, into
+// MCPTRAY_SCREENSHOTS.
+func TestSessionScreenshotTrayMenu(t *testing.T) {
+	dir := os.Getenv("MCPTRAY_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set MCPTRAY_SCREENSHOTS to a folder for the pictures")
+	}
+	needSession(t)
+	bin := binaries(t)
+	startOpenbox(t)
+	startTrayHost(t)
+	startDunst(t)
+	home := t.TempDir()
+	cfg, demos := sessionServers(t, bin, home, 30)
+	a := startApp(t, bin, home, cfg, "--hide")
+	waitMenu(t, a.pid, "demos ready", func(items []menuItem) bool {
+		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
+		return ok
+	})
+	// The host's bar is along the bottom of the screen; the app's icon
+	// is its first.
+	xdo := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, out)
+		}
+	}
+	out, _ := exec.Command("xdotool", "search", "--class", "gtk-sni-tray-standalone").Output()
+	t.Logf("tray host windows: %q", out)
+	xdo("mousemove", "12", "790", "click", "1")
+	time.Sleep(time.Second) // let the host draw its menu: a picture, not a state
+	shot := filepath.Join(dir, "tray-host-menu-30.png")
+	if out, err := exec.Command("/usr/bin/import", "-window", "root", shot).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v: %s", err, out)
+	}
+}
