@@ -479,3 +479,51 @@ func TestSessionScreenshotTrayMenu(t *testing.T) {
 		t.Fatalf("import: %v: %s", err, out)
 	}
 }
+
+// cpuSeconds is the CPU time a process has used (user and system).
+func cpuSeconds(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	var ut, st float64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return (ut + st) / 100 // clock ticks: USER_HZ is 100 on Linux
+}
+
+// idleCPU runs the app with its window open on n servers and measures the
+// share of a core it uses over window once every demo server is ready.
+func idleCPU(t *testing.T, bin string, n int, window time.Duration) float64 {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, demos := sessionServers(t, bin, dir, n)
+	a := startApp(t, bin, dir, cfg)
+	waitMenu(t, a.pid, fmt.Sprintf("%d ready", demos), func(items []menuItem) bool {
+		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
+		return ok
+	})
+	mainWindowID(t)
+	before := cpuSeconds(t, a.pid)
+	time.Sleep(window) // a measurement over a fixed window, not a wait for a state
+	share := (cpuSeconds(t, a.pid) - before) / window.Seconds()
+	t.Logf("%d servers, window open: %.1f %% of a core", n, 100*share)
+	a.cmd.Process.Signal(syscall.SIGTERM)
+	<-a.exited
+	return share
+}
+
+// TestSessionIdleCPU measures the app's idle CPU with its window open at one
+// server and at 30 (figures only: the machine's load moves them).
+func TestSessionIdleCPU(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startOpenbox(t)
+	startTrayHost(t)
+	startDunst(t)
+	window := measureWindow(t)
+	idleCPU(t, bin, 1, window)
+	idleCPU(t, bin, 30, window)
+}
