@@ -44,6 +44,11 @@ func binaries(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
+	if d := os.Getenv("MCPTRAY_E2E_BIN"); d != "" {
+		// A folder holding another build's mcptray, to measure it (an
+		// older one, for a figure before a change).
+		return d
+	}
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "mcptray-e2e-bin-")
 		if buildErr != nil {
