@@ -30,6 +30,9 @@ type trayView struct {
 	updates int // how many times the menu changed (tests)
 }
 
+// trayTitle is the tray item's title, the app's name.
+const trayTitle = "mcptray"
+
 type trayEntry struct {
 	item     *systray.MenuItem
 	label    string
@@ -195,6 +198,13 @@ func (v *trayView) listen(e *trayEntry, gen int) {
 	}
 	fyne.Do(func() {
 		if gen == v.gen {
+			if !v.ready {
+				// Fyne sets the title as its systray comes up, racing
+				// the systray's export of its properties, and the title
+				// can be lost (a host then shows none): set it again
+				// now that they are on the bus.
+				systray.SetTitle(trayTitle)
+			}
 			v.ready = true
 			v.shape = ""
 			v.flush()
