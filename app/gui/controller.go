@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +37,8 @@ type controller struct {
 	env     *app.Env
 
 	snap      supervisor.Snapshot
-	problem   string   // the config problem last shown, to notify once per problem
-	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
+	problem   string    // the config problem last shown, to notify once per problem
+	tray      *trayView // the tray menu on screen
 	trayState health
 	trayTip   string
 	win       fyne.Window
@@ -82,7 +81,7 @@ type controller struct {
 }
 
 func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env) *controller {
-	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
+	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now, tray: newTrayView()}
 	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
 		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
 	}
@@ -154,11 +153,8 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 			c.trayTip = tip
 			setTrayTooltip(tip)
 		}
-		menu := buildTrayMenu(snap, c.clientCounts(), firstLine(warning), c.trayActions())
-		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
-			c.trayMenu = labels
-			desk.SetSystemTrayMenu(menu)
-		}
+		c.tray.set(func() { desk.SetSystemTrayMenu(fyne.NewMenu("mcptray")) },
+			trayModel(snap, c.clientCounts(), firstLine(warning), c.trayActions()))
 	}
 	c.followCheck(snap)
 	if c.main != nil {
