@@ -318,12 +318,20 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 
 // stopDaemon stops the daemon on socket sock, if one answers.
 func stopDaemon(sock string) {
-	c, err := control.Dial(context.Background(), &control.ClientOptions{Socket: sock})
-	if err != nil {
+	var pid int
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if c, err := control.Dial(ctx, &control.ClientOptions{Socket: sock}); err == nil {
+		pid = c.Info().PID
+		c.Shutdown(ctx)
+	} else if p, ok := control.RunningDaemon(sock); ok && p > 0 {
+		// One that does not answer (still starting, or stuck) holds the
+		// lock all the same: it is stopped by its pid.
+		pid = p
+		syscall.Kill(pid, syscall.SIGTERM)
+	} else {
 		return
 	}
-	pid := c.Info().PID
-	c.Shutdown(context.Background())
 	for deadline := time.Now().Add(20 * time.Second); alive(pid); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
