@@ -516,8 +516,12 @@ func idleCPU(t *testing.T, bin string, n int, window time.Duration) float64 {
 }
 
 // TestSessionIdleCPU measures the app's idle CPU with its window open at one
-// server and at 30 (figures only: the machine's load moves them).
+// server and at 30. It is a measurement, not a check (the machine's load
+// moves the figures): it runs when MCPTRAY_MEASURE asks for it.
 func TestSessionIdleCPU(t *testing.T) {
+	if os.Getenv("MCPTRAY_MEASURE") == "" {
+		t.Skip("a measurement: MCPTRAY_MEASURE=30s runs it")
+	}
 	needSession(t)
 	bin := binaries(t)
 	startOpenbox(t)
