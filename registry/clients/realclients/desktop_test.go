@@ -36,7 +36,7 @@ func testDesktopSession(t *testing.T, f *fixture, c *client) {
 	}
 	h.extraEnv = []string{"SHELL=" + shell, "XDG_RUNTIME_DIR=" + runtimeDir, "XDG_SESSION_TYPE=wayland", "XDG_CURRENT_DESKTOP=GNOME",
 		"XDG_DATA_HOME=" + filepath.Join(h.dir, ".local", "share")}
-	h.mcptray("install", "--client", c.id, "--config", h.cfg)
+	h.mcptray("install", "--per-server", "--client", c.id, "--config", h.cfg)
 
 	out, _ := h.mcptray("daemon", "--detach", "--config", h.cfg)
 	desktop, err := strconv.Atoi(strings.TrimSpace(out))

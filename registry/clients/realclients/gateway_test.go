@@ -38,8 +38,8 @@ func testThroughMcptray(t *testing.T, f *fixture, c *client) {
 	}
 	h.extraEnv = []string{"SHELL=" + shell}
 	h.mcptray("install", "--direct", "--client", c.id, "--config", h.cfg)
-	out, warnings := h.mcptray("install", "--client", c.id, "--config", h.cfg)
-	t.Logf("mcptray install --client %s:\n%sstderr:\n%s", c.id, out, warnings)
+	out, warnings := h.mcptray("install", "--per-server", "--client", c.id, "--config", h.cfg)
+	t.Logf("mcptray install --per-server --client %s:\n%sstderr:\n%s", c.id, out, warnings)
 	exe, err := filepath.EvalSymlinks(f.mcptray)
 	if err != nil {
 		t.Fatal(err)
@@ -119,5 +119,30 @@ func checkGatewayEntry(t *testing.T, c *client, name string, want, got entry, co
 		fmt.Sprintf("%s %s %q %s %s", want.transport, want.command, want.args, want.url, want.status) ||
 		len(got.env)+len(got.headers)+len(got.envVars) > 0 || got.bearerVar != "" {
 		t.Errorf("%s: %s holds\n  %v\nwant\n  %v", c.id, name, got, want)
+	}
+}
+
+// testOneEntry: `mcptray install --client X` writes the one entry
+// `mcptray` (every server of the default profile as one MCP server); the
+// client lists it, running `mcptray connect --config CFG`, and connects to
+// it through the daemon the bridge starts.
+func testOneEntry(t *testing.T, f *fixture, c *client) {
+	h := f.newHome(t, c)
+	t.Cleanup(h.stopDaemon)
+	writeFile(t, h.cfg, strings.ReplaceAll(serversTOML(h.servers), "autostart = false", "autostart = true"))
+	writeFile(t, filepath.Join(h.dir, ".profile"), fmt.Sprintf("export %s=%s %s=%s\n", keyVar, f.key, tokenVar, f.token))
+	out, warnings := h.mcptray("install", "--client", c.id, "--config", h.cfg)
+	t.Logf("mcptray install --client %s:\n%sstderr:\n%s", c.id, out, warnings)
+	exe, err := filepath.EvalSymlinks(f.mcptray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.entries([]string{"mcptray"})
+	want := entry{transport: "stdio", command: exe, args: []string{"connect", "--config", h.cfg}, status: c.connected}
+	checkGatewayEntry(t, c, "mcptray", want, got["mcptray"], true)
+	for _, s := range h.servers {
+		if _, ok := got[s.name]; ok {
+			t.Errorf("%s lists %s beside the one entry", c.id, s.name)
+		}
 	}
 }

@@ -723,6 +723,7 @@ func TestRealClients(t *testing.T) {
 					t.Run("client-adds-import", func(t *testing.T) { testClientAddsImport(t, f, c) })
 				}
 				t.Run("through-mcptray", func(t *testing.T) { testThroughMcptray(t, f, c) })
+				t.Run("one-entry", func(t *testing.T) { testOneEntry(t, f, c) })
 				if runtime.GOOS == "linux" { // daemons are counted in /proc
 					t.Run("desktop-session", func(t *testing.T) { testDesktopSession(t, f, c) })
 				}
