@@ -91,9 +91,35 @@ func startDunst(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("[global]\n    history_length = 200\n    sticky_history = yes\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startBackground(t, "dunst", "-conf", conf)
-	testenv.Eventually(t, 20*time.Second, func() bool { return busHasName("org.freedesktop.Notifications") },
+	// An earlier test's notification may have had the bus start a dunst
+	// of its own (D-Bus activation, with the system's config, which keeps
+	// notifications on screen while the session is idle): end it, so the
+	// one reading this config holds the name.
+	if pid := busNameOwner("org.freedesktop.Notifications"); pid > 0 {
+		syscall.Kill(pid, syscall.SIGTERM)
+		testenv.Eventually(t, 20*time.Second, func() bool { return !busHasName("org.freedesktop.Notifications") },
+			"the notification daemon D-Bus started (pid %d) did not go", pid)
+	}
+	cmd := startBackground(t, "dunst", "-conf", conf)
+	testenv.Eventually(t, 20*time.Second, func() bool { return busNameOwner("org.freedesktop.Notifications") == cmd.Process.Pid },
 		"dunst never took org.freedesktop.Notifications")
+}
+
+// busNameOwner is the pid of the process that owns name on the session
+// bus, 0 when none does.
+func busNameOwner(name string) int {
+	out, err := exec.Command("gdbus", "call", "--session", "-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus",
+		"-m", "org.freedesktop.DBus.GetConnectionUnixProcessID", name).Output()
+	if err != nil {
+		return 0
+	}
+	// (uint32 1234,)
+	f := strings.Fields(strings.Trim(strings.TrimSpace(string(out)), "(),"))
+	if len(f) == 0 {
+		return 0
+	}
+	pid, _ := strconv.Atoi(f[len(f)-1])
+	return pid
 }
 
 // startOpenbox runs the window manager, once per test binary's display.
