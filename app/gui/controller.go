@@ -39,6 +39,7 @@ type controller struct {
 	snap      supervisor.Snapshot
 	problem   string    // the config problem last shown, to notify once per problem
 	tray      *trayView // the tray menu on screen
+	quitting  bool      // the app quits: the tray is left as it is (UI thread)
 	trayState health
 	trayTip   string
 	win       fyne.Window
@@ -139,15 +140,45 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// quit ends the app (UI thread). The tray is left alone from here on: the
+// systray's bus connection closes as the app ends, and a change of the
+// icon or the menu sent over a closed connection panics in the systray.
+func (c *controller) quit() {
+	c.quitting = true
+	c.tray.stop()
+	c.app.Quit()
+}
+
+// setTrayIcon sets the tray's icon, unless the app quits. A change that
+// meets the systray's connection already closed (the app quit by a way
+// of Fyne's own) is dropped; any other panic is not.
+func (c *controller) setTrayIcon(desk desktop.App, h health) {
+	if c.quitting {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if err, ok := r.(error); ok && strings.Contains(err.Error(), "connection closed") {
+				return
+			}
+			panic(r)
+		}
+	}()
+	desk.SetSystemTrayIcon(trayIcon(h))
+}
+
 // apply shows a snapshot everywhere (UI thread).
 func (c *controller) apply(snap supervisor.Snapshot) {
 	c.snap = snap
+	if c.quitting {
+		return
+	}
 	warning, level := c.host.warning(engineWarning(c.eng.Status()))
 	if desk, ok := c.app.(desktop.App); ok {
 		h := max(aggregate(snap), level)
 		if h != c.trayState {
 			c.trayState = h
-			desk.SetSystemTrayIcon(trayIcon(h))
+			c.setTrayIcon(desk, h)
 		}
 		if tip := c.host.tooltip(trayTooltip(snap, warning)); tip != c.trayTip {
 			c.trayTip = tip
@@ -238,7 +269,7 @@ func (c *controller) trayActions() trayActions {
 		openMain:    c.openMain,
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,
-		quit:        c.app.Quit,
+		quit:        c.quit,
 		stopAll:     c.stopAllAction(),
 	}
 }

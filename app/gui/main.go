@@ -108,7 +108,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():
-			fyne.Do(a.Quit)
+			fyne.Do(c.quit)
 		case <-bg.Done():
 		}
 	})

@@ -245,13 +245,6 @@ func (m *busMonitor) count(word string) int {
 	return n
 }
 
-// text is everything printed so far.
-func (m *busMonitor) text() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return strings.Join(m.lines, "\n")
-}
-
 // layoutUpdatesPerMinute runs the app on n servers under the session and
 // counts the LayoutUpdated signals its tray menu sends over window once
 // every demo server is ready, as a rate per minute.
