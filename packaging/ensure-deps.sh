@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, running or testing mcptray needs, when it is missing.
 #   ensure-deps.sh build   Debian packages Fyne needs to compile (cgo, X11, GL)
-#   ensure-deps.sh test    build + Xvfb, D-Bus and ImageMagick for GUI tests,
+#   ensure-deps.sh test    build + Xvfb, D-Bus, ImageMagick, a tray host, dunst
+#                          and openbox for GUI tests,
 #                          mingw-w64 for the Windows cross-build
 #   ensure-deps.sh npm     real MCP servers from npm into .testservers/
 #   ensure-deps.sh tools   the MCP conformance suite, Node 22 and the MCP bundle
@@ -18,8 +19,12 @@ cd "$(dirname "$0")/.."
 
 build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev)
 # gcc-mingw-w64-x86-64: `make cross` builds the Windows desktop app (cgo) here;
-# zsh: the login-shell environment is tested with macOS's default shell.
-test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh xdotool curl)
+# zsh: the login-shell environment is tested with macOS's default shell;
+# haskell-gtk-sni-tray-utils (gtk-sni-tray-standalone, a StatusNotifierItem
+# host with its own watcher), dunst (a notification daemon) and openbox (a
+# window manager): the desktop app is tested as a person's session runs it.
+test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh xdotool curl
+  haskell-gtk-sni-tray-utils dunst openbox)
 
 apt_install() {
   local missing=()

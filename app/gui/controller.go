@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +37,9 @@ type controller struct {
 	env     *app.Env
 
 	snap      supervisor.Snapshot
-	problem   string   // the config problem last shown, to notify once per problem
-	trayMenu  []string // labels of the menu last set, to skip identical rebuilds
+	problem   string    // the config problem last shown, to notify once per problem
+	tray      *trayView // the tray menu on screen
+	quitting  bool      // the app quits: the tray is left as it is (UI thread)
 	trayState health
 	trayTip   string
 	win       fyne.Window
@@ -82,7 +82,7 @@ type controller struct {
 }
 
 func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env) *controller {
-	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now}
+	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now, tray: newTrayView()}
 	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
 		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
 	}
@@ -140,25 +140,52 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// quit ends the app (UI thread). The tray is left alone from here on: the
+// systray's bus connection closes as the app ends, and a change of the
+// icon or the menu sent over a closed connection panics in the systray.
+func (c *controller) quit() {
+	c.quitting = true
+	c.tray.stop()
+	c.app.Quit()
+}
+
+// setTrayIcon sets the tray's icon, unless the app quits. A change that
+// meets the systray's connection already closed (the app quit by a way
+// of Fyne's own) is dropped; any other panic is not.
+func (c *controller) setTrayIcon(desk desktop.App, h health) {
+	if c.quitting {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if err, ok := r.(error); ok && strings.Contains(err.Error(), "connection closed") {
+				return
+			}
+			panic(r)
+		}
+	}()
+	desk.SetSystemTrayIcon(trayIcon(h))
+}
+
 // apply shows a snapshot everywhere (UI thread).
 func (c *controller) apply(snap supervisor.Snapshot) {
 	c.snap = snap
+	if c.quitting {
+		return
+	}
 	warning, level := c.host.warning(engineWarning(c.eng.Status()))
 	if desk, ok := c.app.(desktop.App); ok {
 		h := max(aggregate(snap), level)
 		if h != c.trayState {
 			c.trayState = h
-			desk.SetSystemTrayIcon(trayIcon(h))
+			c.setTrayIcon(desk, h)
 		}
 		if tip := c.host.tooltip(trayTooltip(snap, warning)); tip != c.trayTip {
 			c.trayTip = tip
 			setTrayTooltip(tip)
 		}
-		menu := buildTrayMenu(snap, c.clientCounts(), firstLine(warning), c.trayActions())
-		if labels := menuLabels(menu); !slices.Equal(labels, c.trayMenu) {
-			c.trayMenu = labels
-			desk.SetSystemTrayMenu(menu)
-		}
+		c.tray.set(func() { desk.SetSystemTrayMenu(fyne.NewMenu("mcptray")) },
+			trayModel(snap, c.clientCounts(), firstLine(warning), c.trayActions()))
 	}
 	c.followCheck(snap)
 	if c.main != nil {
@@ -242,7 +269,7 @@ func (c *controller) trayActions() trayActions {
 		openMain:    c.openMain,
 		checkAll:    c.checkAll,
 		reload:      c.reloadConfig,
-		quit:        c.app.Quit,
+		quit:        c.quit,
 		stopAll:     c.stopAllAction(),
 	}
 }

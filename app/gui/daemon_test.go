@@ -215,8 +215,8 @@ func TestConfigProblemBanner(t *testing.T) {
 	}
 	warning, level := engineWarning(l.Status())
 	menu := buildTrayMenu(l.Snapshot(), nil, firstLine(warning), c.trayActions())
-	if !strings.Contains(menu.Items[0].Label, want) || level != healthWarn {
-		t.Errorf("tray: %q, level %v", menu.Items[0].Label, level)
+	if !strings.Contains(menu.Items[1].Label, want) || level != healthWarn {
+		t.Errorf("tray: %q, level %v", menu.Items[1].Label, level)
 	}
 	os.WriteFile(path, []byte(good), 0o600)
 	waitLocal(t, l, "the fix", func() bool { return l.Status().ConfigProblem == nil })

@@ -45,6 +45,11 @@ func binaries(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
+	if d := os.Getenv("MCPTRAY_E2E_BIN"); d != "" {
+		// A folder holding another build's mcptray, to measure it (an
+		// older one, for a figure before a change).
+		return d
+	}
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "mcptray-e2e-bin-")
 		if buildErr != nil {
@@ -187,7 +192,7 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 		_, ready := labelWith(items, "demo: ready, 3 tools")
 		_, ready2 := labelWith(items, "demo2: ready, 3 tools")
 		ready = ready && ready2
-		_, bad := labelWith(items, "quitter: backoff")
+		_, bad := labelWith(items, "quitter: retrying")
 		if !bad {
 			_, bad = labelWith(items, "quitter: crash-looping")
 		}
@@ -198,10 +203,10 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 			t.Errorf("tray menu lacks %q: %v", want, items)
 		}
 	}
-	// The tray says where everything is first, then the failing server
-	// before the ready ones; its title is the app's name.
-	if !strings.HasPrefix(items[0].label, "2 ready · 1 ") {
-		t.Errorf("the tray's first line is %q, not the count summary", items[0].label)
+	// The tray offers the window first, says where everything is, then
+	// the failing server before the ready ones; its title is the app's name.
+	if items[0].label != "Open mcptray" || !strings.HasPrefix(items[1].label, "2 ready · 1 ") {
+		t.Errorf("the tray's first lines are %q, %q, not Open and the count summary", items[0].label, items[1].label)
 	}
 	if q, _ := labelWith(items, "quitter: "); q > func() int { j, _ := labelWith(items, "demo: "); return j }() {
 		t.Errorf("the failing server comes after a ready one: %v", items)

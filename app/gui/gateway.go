@@ -86,7 +86,7 @@ func (c *controller) stopAllAction() func() {
 				fyne.Do(func() { c.showError(fmt.Errorf("Could not stop the background service: %w", err)) })
 				return
 			}
-			fyne.Do(c.app.Quit)
+			fyne.Do(c.quit)
 		}()
 	}
 }

@@ -346,8 +346,8 @@ func TestGUIFallsBackToAnInProcessEngine(t *testing.T) {
 	}
 	w, level := c.host.warning(engineWarning(c.eng.Status()))
 	menu := buildTrayMenu(c.snap, nil, firstLine(w), c.trayActions())
-	if !strings.HasPrefix(menu.Items[0].Label, "The background service could not be started") || level != healthWarn {
-		t.Errorf("tray: %q, level %v", menu.Items[0].Label, level)
+	if !strings.HasPrefix(menu.Items[1].Label, "The background service could not be started") || level != healthWarn {
+		t.Errorf("tray: %q, level %v", menu.Items[1].Label, level)
 	}
 	if q := menu.Items[len(menu.Items)-1]; q.Label != "Quit" || menu.Items[len(menu.Items)-2].Label == "Stop all servers and quit" {
 		t.Errorf("in-process tray ends with %q", q.Label)

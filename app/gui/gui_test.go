@@ -223,7 +223,7 @@ func TestWarningsShow(t *testing.T) {
 		t.Errorf("dot %v, want amber", got)
 	}
 	menu := buildTrayMenu(snap, nil, "", trayActions{})
-	if l := menu.Items[2].Label; !strings.Contains(l, "warning: stdout-noise") { // after the summary line
+	if l := menu.Items[3].Label; !strings.Contains(l, "warning: stdout-noise") { // after Open and the summary line
 		t.Errorf("tray line %q does not name the warning", l)
 	}
 	c := newTestController(t, newFakeEngine(snap), "")
@@ -281,19 +281,20 @@ func TestTrayMenu(t *testing.T) {
 	for _, it := range menu.Items {
 		labels = append(labels, it.Label)
 	}
+	// Open first; no figure that moves on its own (a latency, a countdown).
 	want := []string{
-		"1 ready · 2 failing · 1 retrying · 1 stopped", "",
+		"Open mcptray", "1 ready · 2 failing · 1 retrying · 1 stopped", "",
 		"github: crash-looping, exit 1, 5 restarts",
 		"missing: failed, command-not-found",
-		"flaky: backoff, SIGKILL",
-		"demo: ready, 3 tools, probe 3.0 ms",
+		"flaky: retrying, SIGKILL",
+		"demo: ready, 3 tools",
 		"idle: stopped",
-		"", "Open mcptray", "Check all now", "Reload config", "", "Quit",
+		"", "Check all now", "Reload config", "", "Quit",
 	}
 	if !slices.Equal(labels, want) {
 		t.Errorf("labels:\n%q\nwant\n%q", labels, want)
 	}
-	if !menu.Items[0].Disabled {
+	if !menu.Items[1].Disabled {
 		t.Error("the summary line is a menu item that does something")
 	}
 	sub := func(i int) []string {
@@ -303,21 +304,22 @@ func TestTrayMenu(t *testing.T) {
 		}
 		return out
 	}
-	if s := sub(5); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
+	if s := sub(6); !slices.Equal(s, []string{"Restart", "Stop", "Show details", "View log", "Copy config for"}) {
 		t.Errorf("ready submenu: %q", s)
 	}
-	// A server that is not running offers Start, not Restart as well.
-	for _, i := range []int{2, 3, 6} {
-		if s := sub(i); s[0] != "Start" || slices.Contains(s, "Restart") {
+	// A server that is not running offers Start, with Restart greyed out
+	// (the submenu keeps its shape, so its items keep their ids).
+	for _, i := range []int{3, 4, 7} {
+		if s := sub(i); s[1] != "Start" || !menu.Items[i].ChildMenu.Items[0].Disabled {
 			t.Errorf("%s submenu: %q", menu.Items[i].Label, s)
 		}
 	}
-	menu.Items[5].ChildMenu.Items[0].Action()
 	menu.Items[6].ChildMenu.Items[0].Action()
-	menu.Items[5].ChildMenu.Items[1].Action()
-	menu.Items[2].ChildMenu.Items[2].Action()
-	menu.Items[5].ChildMenu.Items[4].ChildMenu.Items[0].Action()
-	menu.Items[8].Action()
+	menu.Items[7].ChildMenu.Items[1].Action()
+	menu.Items[6].ChildMenu.Items[1].Action()
+	menu.Items[3].ChildMenu.Items[3].Action()
+	menu.Items[6].ChildMenu.Items[4].ChildMenu.Items[0].Action()
+	menu.Items[0].Action()
 	menu.Items[9].Action()
 	menu.Items[10].Action()
 	menu.Items[12].Action()
@@ -327,7 +329,7 @@ func TestTrayMenu(t *testing.T) {
 	}
 
 	tip := trayTooltip(sampleSnapshot(), "")
-	if tip != "mcptray: 1 ready · 2 failing · 1 retrying · 1 stopped\ngithub: crash-looping, exit 1, 5 restarts\nmissing: failed, command-not-found\nflaky: backoff, SIGKILL" {
+	if tip != "mcptray: 1 ready · 2 failing · 1 retrying · 1 stopped\ngithub: crash-looping, exit 1, 5 restarts\nmissing: failed, command-not-found\nflaky: retrying, SIGKILL" {
 		t.Errorf("tooltip %q", tip)
 	}
 }
@@ -670,6 +672,7 @@ func TestNotifications(t *testing.T) {
 	a := test.NewTempApp(t)
 	now := t0
 	n := newNotifier(a, func() time.Time { return now })
+	n.send = func(notice) {}
 	tr := func(server string, ev supervisor.Event, reason string) supervisor.Transition {
 		return supervisor.Transition{Server: server, Event: ev, Reason: reason}
 	}
@@ -706,6 +709,43 @@ func TestNotifications(t *testing.T) {
 	if len(n.sent) != 6 || n.sent[4].title != "demo keeps going down" || n.sent[5].title != "web disconnected" {
 		t.Errorf("flapping and disconnect: %+v", n.sent[4:])
 	}
+	// One "keeps going down" per server, however often it flaps.
+	for range 5 {
+		now = now.Add(2 * time.Minute)
+		n.Observe([]supervisor.Transition{tr("demo", supervisor.EventFlapping, "ready")})
+	}
+	if len(n.sent) != 6 {
+		t.Errorf("flapping said again: %+v", n.sent[6:])
+	}
+}
+
+// TestNotificationWords: a server mcptray ended (a handshake it never
+// finished) is "stopped by mcptray", not "crashed"; bodies keep their words
+// as written; each notice expires and names its server (so the next one of
+// the same server replaces it).
+func TestNotificationWords(t *testing.T) {
+	a := test.NewTempApp(t)
+	n := newNotifier(a, nil)
+	var got []notice
+	n.send = func(x notice) { got = append(got, x) }
+	n.Observe([]supervisor.Transition{
+		{Server: "mute", Event: supervisor.EventCrashed, Code: healthcheck.CodeHandshakeTimeout, Reason: "no answer to initialize within 2s; restarting in 1s"},
+		{Server: "demo", Event: supervisor.EventCrashLooping, Reason: "crashed 5 times in 1m0s"},
+	})
+	if len(got) != 2 {
+		t.Fatalf("sent %+v", got)
+	}
+	if got[0].title != "mute stopped by mcptray: handshake-timeout" || got[0].body != "no answer to initialize within 2s; restarting in 1s." {
+		t.Errorf("stopped by mcptray: %+v", got[0])
+	}
+	if !strings.Contains(got[1].body, ". mcptray stopped restarting it") {
+		t.Errorf("words changed: %q", got[1].body)
+	}
+	for _, x := range got {
+		if x.expire <= 0 || x.server == "" {
+			t.Errorf("notice %+v does not expire or names no server", x)
+		}
+	}
 }
 
 func TestLatencyChartRenders(t *testing.T) {
@@ -727,8 +767,9 @@ func TestStaleDaemonIsShown(t *testing.T) {
 	}
 	warning, level := engineWarning(eng.Status())
 	menu := buildTrayMenu(eng.Snapshot(), nil, warning, c.trayActions())
-	if !strings.Contains(menu.Items[0].Label, "not answering") || !menu.Items[0].Disabled || level != healthError {
-		t.Errorf("tray's first item: %+v (level %v)", menu.Items[0], level)
+	// Open mcptray first, then the warning.
+	if !strings.Contains(menu.Items[1].Label, "not answering") || !menu.Items[1].Disabled || level != healthError {
+		t.Errorf("tray's item after Open: %+v (level %v)", menu.Items[1], level)
 	}
 	if w, _ := engineWarning(newFakeEngine(sampleSnapshot()).Status()); w != "" {
 		t.Error("an in-process engine is never stale")

@@ -84,6 +84,10 @@ func countWord(s *supervisor.ServerState) string {
 	case supervisor.StateDegraded:
 		return "degraded"
 	case supervisor.StateStarting:
+		if s.Restarts > 0 {
+			// Started again after it went down: still being retried.
+			return "retrying"
+		}
 		return "starting"
 	}
 	return "stopped"

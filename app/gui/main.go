@@ -104,10 +104,11 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.watch(bg, 250*time.Millisecond) })
 	wg.Go(func() { c.followGateway(bg, gatewayPoll) })
+	wg.Go(func() { stayInTray(bg) })
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():
-			fyne.Do(a.Quit)
+			fyne.Do(c.quit)
 		case <-bg.Done():
 		}
 	})

@@ -1,11 +1,13 @@
 package gui
 
 import (
+	"strings"
 	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
 
+	"mcptray/healthcheck"
 	"mcptray/supervisor"
 )
 
@@ -26,7 +28,13 @@ func events(trs []supervisor.Transition) []event {
 		n, reason := tr.Server, tr.Reason
 		switch tr.Event {
 		case supervisor.EventCrashed:
-			out = append(out, event{server: n, title: n + " crashed", body: reason})
+			if byMcptray(tr.Code) {
+				// mcptray ended it (a handshake or probe deadline): it
+				// did not crash.
+				out = append(out, event{server: n, title: n + " stopped by mcptray: " + string(tr.Code), body: reason})
+			} else {
+				out = append(out, event{server: n, title: n + " crashed", body: reason})
+			}
 		case supervisor.EventDisconnected:
 			out = append(out, event{server: n, title: n + " disconnected", body: reason})
 		case supervisor.EventUnhealthy:
@@ -46,6 +54,31 @@ func events(trs []supervisor.Transition) []event {
 	return out
 }
 
+// byMcptray is whether a process with this diagnosis was ended by mcptray
+// (a deadline it missed), rather than going down by itself.
+func byMcptray(code healthcheck.Code) bool {
+	return code != "" && code != healthcheck.CodeExitedDuringStartup && code != healthcheck.CodeCrashed
+}
+
+// How long a notification stays on screen: bad news a little longer.
+const (
+	expireBad  = 10 * time.Second
+	expireGood = 5 * time.Second
+)
+
+// flapOnce is how long after a "keeps going down" the same server's next one
+// is not sent: once said, the tray and the window keep showing it.
+const flapOnce = time.Hour
+
+// notice is one desktop notification as sent: a server's replaces the one
+// before it.
+type notice struct {
+	server string
+	title  string
+	body   string
+	expire time.Duration
+}
+
 // notifier sends desktop notifications, at most one per server per
 // perServer and burst per minute overall, and none when switched off.
 type notifier struct {
@@ -54,9 +87,11 @@ type notifier struct {
 	perServer time.Duration
 	burst     int
 	last      map[string]time.Time
+	flapped   map[string]time.Time // when each server's "keeps going down" was sent
 	recent    []time.Time
-	sentMu    sync.Mutex // guards sent, which tests read from their goroutine
-	sent      []event    // the last notifications sent, newest last
+	send      func(notice) // shows one (the session's notification service, or Fyne's)
+	sentMu    sync.Mutex   // guards sent, which tests read from their goroutine
+	sent      []event      // the last notifications sent, newest last
 }
 
 const prefNotifications = "notifications"
@@ -65,7 +100,8 @@ func newNotifier(a fyne.App, now func() time.Time) *notifier {
 	if now == nil {
 		now = time.Now
 	}
-	return &notifier{app: a, now: now, perServer: 20 * time.Second, burst: 5, last: map[string]time.Time{}}
+	return &notifier{app: a, now: now, perServer: 20 * time.Second, burst: 5, last: map[string]time.Time{},
+		flapped: map[string]time.Time{}, send: desktopNotifier(a)}
 }
 
 // Enabled reports whether notifications are on (a stored preference).
@@ -91,6 +127,10 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 		if t, ok := n.last[key]; ok && now.Sub(t) < n.perServer {
 			continue
 		}
+		flap := strings.HasSuffix(ev.title, " keeps going down")
+		if t, ok := n.flapped[ev.server]; ok && flap && now.Sub(t) < flapOnce {
+			continue
+		}
 		kept := n.recent[:0]
 		for _, t := range n.recent {
 			if now.Sub(t) < time.Minute {
@@ -102,13 +142,20 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 			continue
 		}
 		n.last[key] = now
+		if flap {
+			n.flapped[ev.server] = now
+		}
 		n.recent = append(n.recent, now)
 		n.sentMu.Lock()
 		if n.sent = append(n.sent, ev); len(n.sent) > 50 {
 			n.sent = n.sent[1:]
 		}
 		n.sentMu.Unlock()
-		n.app.SendNotification(fyne.NewNotification(ev.title, sentence(ev.body)))
+		expire := expireBad
+		if ev.recovered {
+			expire = expireGood
+		}
+		n.send(notice{server: ev.server, title: ev.title, body: asWritten(ev.body), expire: expire})
 	}
 }
 
@@ -121,4 +168,20 @@ func (n *notifier) sentTitles() []string {
 		out = append(out, ev.title)
 	}
 	return out
+}
+
+// asWritten ends a text as a sentence without changing its first letter:
+// it often starts with a name ("mcptray …", a server's).
+func asWritten(s string) string {
+	s = strings.TrimSpace(s)
+	if s != "" && !strings.ContainsAny(s[len(s)-1:], ".!?…") {
+		s += "."
+	}
+	return s
+}
+
+// fyneNotifier shows a notice through Fyne (no expiry, no replacing: what
+// Fyne offers where the session has no notification service over D-Bus).
+func fyneNotifier(a fyne.App) func(notice) {
+	return func(n notice) { a.SendNotification(fyne.NewNotification(n.title, n.body)) }
 }

@@ -33,81 +33,158 @@ type trayActions struct {
 // (id, label); set by the client-config code.
 var copyClients = func() [][2]string { return nil }
 
-// buildTrayMenu renders a snapshot as the tray menu: a warning first when
-// the engine cannot be reached, the count summary, then one item per server
-// (failing ones first) with its state in words, its client sessions
-// (clients, by server name) and a submenu of actions, then the app's own
-// items and Quit.
+// trayNode is one item of the tray menu. key names what it stands for (a
+// server, an action), so an item keeps its place and its id for as long as
+// it stands for the same thing; only its label or state changes.
+type trayNode struct {
+	key      string
+	label    string
+	disabled bool
+	sep      bool
+	isQuit   bool
+	action   func()
+	children []trayNode
+}
+
+// trayInline is how many servers the tray lists at its top level; with more,
+// the healthy ones go in one submenu, so Quit stays on screen.
+const trayInline = 6
+
+// trayProblemsInline is how many problems the top level lists with many
+// servers; the rest go in a submenu of their own.
+const trayProblemsInline = 8
+
+// buildTrayMenu is the tray menu as Fyne would show it (the tests read it).
 func buildTrayMenu(snap supervisor.Snapshot, clients map[string]int, warning string, act trayActions) *fyne.Menu {
-	var items []*fyne.MenuItem
+	return fyne.NewMenu("mcptray", fyneItems(trayModel(snap, clients, warning, act))...)
+}
+
+func fyneItems(nodes []trayNode) []*fyne.MenuItem {
+	var out []*fyne.MenuItem
+	for _, n := range nodes {
+		if n.sep {
+			out = append(out, fyne.NewMenuItemSeparator())
+			continue
+		}
+		it := fyne.NewMenuItem(n.label, n.action)
+		it.Disabled = n.disabled
+		it.IsQuit = n.isQuit
+		if len(n.children) > 0 {
+			it.ChildMenu = fyne.NewMenu("", fyneItems(n.children)...)
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// trayProblem is whether a server belongs among the problems: failing,
+// retried, or starting again after it went down.
+func trayProblem(s *supervisor.ServerState) bool {
+	return rank(s) <= 1 || s.State == supervisor.StateStarting && s.Restarts > 0
+}
+
+// trayModel renders a snapshot as the tray menu: Open mcptray first, a
+// warning when the engine cannot be reached, the count summary, then the
+// servers with their state in words (no figure that moves on its own), their
+// client sessions (clients, by server name) and a submenu of actions; with
+// more than trayInline servers the problems stay at the top level and the
+// healthy ones go in one submenu. Then the app's own items, Stop all and
+// Quit.
+func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string, act trayActions) []trayNode {
+	items := []trayNode{{key: "open", label: "Open mcptray", action: act.openMain}}
 	if warning != "" {
-		w := fyne.NewMenuItem(warning, nil)
-		w.Disabled = true
-		items = append(items, w, fyne.NewMenuItemSeparator())
+		items = append(items, trayNode{key: "warning", label: warning, disabled: true})
 	}
 	if len(snap.Servers) > 0 {
-		sum := fyne.NewMenuItem(countSummary(snap), nil)
-		sum.Disabled = true
-		items = append(items, sum, fyne.NewMenuItemSeparator())
+		items = append(items, trayNode{key: "counts", label: countSummary(snap), disabled: true})
 	}
-	for _, i := range problemsFirst(snap) {
+	items = append(items, trayNode{sep: true})
+	// Problems first, then the rest, each in config order: a server
+	// changes place only when it becomes or stops being a problem.
+	var problems, healthy []trayNode
+	for i := range snap.Servers {
 		s := &snap.Servers[i]
-		name := s.Name
-		if n, ok := clients[name]; ok {
+		if n, ok := clients[s.Name]; ok {
 			// The gateway's count of sessions, polled: the one the
 			// Clients tab lists.
 			st := *s
 			st.Clients = n
 			s = &st
 		}
-		item := fyne.NewMenuItem(present.Summary(s), func() { act.showDetails(name) })
-		var sub []*fyne.MenuItem
-		if needsSignIn(s) && act.signIn != nil {
-			sub = append(sub, fyne.NewMenuItem("Sign in…", func() { act.signIn(name) }))
-		}
-		if s.State.Alive() || s.State == supervisor.StateBackoff {
-			sub = append(sub, fyne.NewMenuItem("Restart", func() { act.restart(name) }),
-				fyne.NewMenuItem("Stop", func() { act.startStop(name, false) }))
+		node := trayServer(s, act)
+		if trayProblem(s) {
+			problems = append(problems, node)
 		} else {
-			// Not running: Start is the one way to run it again.
-			start := fyne.NewMenuItem("Start", func() { act.startStop(name, true) })
-			start.Disabled = s.Server != nil && !s.Server.Valid()
-			sub = append(sub, start)
+			healthy = append(healthy, node)
 		}
-		sub = append(sub,
-			fyne.NewMenuItem("Show details", func() { act.showDetails(name) }),
-			fyne.NewMenuItem("View log", func() { act.viewLog(name) }),
-		)
-		if cl := copyClients(); len(cl) > 0 {
-			var clients []*fyne.MenuItem
-			for _, c := range cl {
-				id := c[0]
-				clients = append(clients, fyne.NewMenuItem(c[1], func() { act.copyConfig(name, id) }))
-			}
-			copyItem := fyne.NewMenuItem("Copy config for", nil)
-			copyItem.ChildMenu = fyne.NewMenu("", clients...)
-			sub = append(sub, copyItem)
-		}
-		item.ChildMenu = fyne.NewMenu("", sub...)
-		items = append(items, item)
 	}
-	if len(items) == 0 {
-		none := fyne.NewMenuItem("No servers configured", nil)
-		none.Disabled = true
-		items = append(items, none)
+	if len(snap.Servers) <= trayInline {
+		problems, healthy = append(problems, healthy...), nil
+	}
+	if len(problems) > trayProblemsInline && len(snap.Servers) > trayInline {
+		more := problems[trayProblemsInline:]
+		problems = append(problems[:trayProblemsInline:trayProblemsInline], trayNode{key: "more-problems",
+			label: present.Plural(len(more), "more problem"), children: more})
+	}
+	items = append(items, problems...)
+	if len(healthy) > 0 {
+		items = append(items, trayNode{key: "healthy", label: "Healthy: " + present.Plural(len(healthy), "server"), children: healthy})
+	}
+	if len(snap.Servers) == 0 {
+		items = append(items, trayNode{key: "none", label: "No servers configured", disabled: true})
 	}
 	items = append(items,
-		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Open mcptray", act.openMain),
-		fyne.NewMenuItem("Check all now", act.checkAll),
-		fyne.NewMenuItem("Reload config", act.reload),
-		fyne.NewMenuItemSeparator(),
+		trayNode{sep: true},
+		trayNode{key: "check", label: "Check all now", action: act.checkAll},
+		trayNode{key: "reload", label: "Reload config", action: act.reload},
+		trayNode{sep: true},
 	)
 	if act.stopAll != nil {
-		items = append(items, fyne.NewMenuItem("Stop all servers and quit", act.stopAll))
+		items = append(items, trayNode{key: "stopall", label: "Stop all servers and quit", action: act.stopAll})
 	}
-	items = append(items, quitItem(act.quit, act.stopAll != nil))
-	return fyne.NewMenu("mcptray", items...)
+	return append(items, quitNode(act.quit, act.stopAll != nil))
+}
+
+// trayLabel is a server's line in the tray: its state in words; a server
+// being retried reads the same through its backoffs and new starts.
+func trayLabel(s *supervisor.ServerState) string {
+	if s.State == supervisor.StateBackoff || s.State == supervisor.StateStarting && s.Restarts > 0 {
+		return present.SteadyRetry(s)
+	}
+	return present.SteadySummary(s)
+}
+
+// trayServer is a server's item: its state in words and a submenu of
+// actions that keeps its shape as the state changes (Stop becomes Start,
+// Restart is greyed out when there is nothing to restart).
+func trayServer(s *supervisor.ServerState, act trayActions) trayNode {
+	name := s.Name
+	var sub []trayNode
+	if needsSignIn(s) && act.signIn != nil {
+		sub = append(sub, trayNode{key: "signin", label: "Sign in…", action: func() { act.signIn(name) }})
+	}
+	running := s.State.Alive() || s.State == supervisor.StateBackoff
+	sub = append(sub, trayNode{key: "restart", label: "Restart", disabled: !running, action: func() { act.restart(name) }})
+	if running {
+		sub = append(sub, trayNode{key: "startstop", label: "Stop", action: func() { act.startStop(name, false) }})
+	} else {
+		// Not running: Start is the one way to run it again.
+		sub = append(sub, trayNode{key: "startstop", label: "Start", disabled: s.Server != nil && !s.Server.Valid(),
+			action: func() { act.startStop(name, true) }})
+	}
+	sub = append(sub,
+		trayNode{key: "details", label: "Show details", action: func() { act.showDetails(name) }},
+		trayNode{key: "log", label: "View log", action: func() { act.viewLog(name) }},
+	)
+	if cl := copyClients(); len(cl) > 0 {
+		var clients []trayNode
+		for _, c := range cl {
+			id := c[0]
+			clients = append(clients, trayNode{key: id, label: c[1], action: func() { act.copyConfig(name, id) }})
+		}
+		sub = append(sub, trayNode{key: "copy", label: "Copy config for", children: clients})
+	}
+	return trayNode{key: "server:" + name, label: trayLabel(s), action: func() { act.showDetails(name) }, children: sub}
 }
 
 // trayTooltip is what hovering the tray icon says: the counts, and by name
@@ -123,7 +200,7 @@ func trayTooltip(snap supervisor.Snapshot, warning string) string {
 		if rank(s) > 1 {
 			break
 		}
-		failing = append(failing, present.Summary(s))
+		failing = append(failing, trayLabel(s))
 	}
 	if len(failing) > 5 {
 		failing = append(failing[:5], fmt.Sprintf("and %d more", len(failing)-5))
@@ -131,19 +208,15 @@ func trayTooltip(snap supervisor.Snapshot, warning string) string {
 	return strings.Join(append(lines, failing...), "\n")
 }
 
-// quitItem is the tray's Quit, which ends the app: with the servers in the
+// quitNode is the tray's Quit, which ends the app: with the servers in the
 // daemon (keep) they go on serving the AI clients, and the label says so;
-// otherwise they stop with the app. Fyne adds a Quit of its own only on a
-// menu's second render, and binds actions before that, so each new menu
-// carries its own.
-func quitItem(quit func(), keep bool) *fyne.MenuItem {
+// otherwise they stop with the app.
+func quitNode(quit func(), keep bool) trayNode {
 	label := "Quit"
 	if keep {
 		label = "Quit (servers keep running for your AI clients)"
 	}
-	q := fyne.NewMenuItem(label, quit)
-	q.IsQuit = true
-	return q
+	return trayNode{key: "quit", label: label, action: quit, isQuit: true}
 }
 
 // trayIcon is the icon for an aggregate health.

@@ -29,6 +29,30 @@ func StateDetail(s *supervisor.ServerState) string { return StateDetailAt(s, tim
 // Latencies say which they are; warnings are named; facts about a server
 // that is no longer up say when they were last seen.
 func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
+	return stateDetail(s, now, true)
+}
+
+// SteadySummary is Summary without the figures that move on their own
+// (latencies, countdowns, times): the words change only when the server's
+// state does. The tray shows it: a host re-reads the whole menu on every
+// change of a label.
+func SteadySummary(s *supervisor.ServerState) string {
+	return s.Name + ": " + stateDetail(s, time.Time{}, false)
+}
+
+// SteadyRetry is what the tray says of a server that went down and is
+// being started again, through backoff and each new start alike: why it
+// went down last, and no count that grows with each try.
+func SteadyRetry(s *supervisor.ServerState) string {
+	if w := exitWords(s); w != "" {
+		return s.Name + ": retrying, " + w
+	}
+	return s.Name + ": retrying"
+}
+
+// stateDetail is StateDetailAt; without live, the moving figures are left
+// out and now is not read.
+func stateDetail(s *supervisor.ServerState, now time.Time, live bool) string {
 	parts := []string{string(s.State)}
 	if s.Server != nil && s.Server.Disabled {
 		parts[0] = "disabled"
@@ -45,7 +69,9 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 		if s.Report != nil {
 			parts = append(parts, Plural(len(s.Report.Tools), "tool"))
 		}
-		if s.Probes.Count > 0 && s.Probes.Last > 0 {
+		if !live {
+			// no latency
+		} else if s.Probes.Count > 0 && s.Probes.Last > 0 {
 			parts = append(parts, "probe "+FormatLatency(s.Probes.Last))
 		} else if s.Report != nil && s.Report.ConnectLatency > 0 {
 			parts = append(parts, "connect "+FormatLatency(s.Report.ConnectLatency))
@@ -54,7 +80,9 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 			parts = append(parts, string(s.Diagnosis.Code))
 		}
 	case supervisor.StateBackoff:
-		if !s.NextAttempt.IsZero() {
+		if !s.NextAttempt.IsZero() && !live {
+			parts = append(parts, "retrying")
+		} else if !s.NextAttempt.IsZero() {
 			verb := "restart"
 			if s.Server != nil && s.Server.IsRemote() {
 				verb = "reconnect"
@@ -73,11 +101,11 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 			parts = append(parts, string(s.Diagnosis.Code))
 		}
 	}
-	parts = append(parts, demandWords(s, now)...)
+	parts = append(parts, demandWords(s, now, live)...)
 	for _, w := range s.Warnings {
 		parts = append(parts, "warning: "+string(w.Code))
 	}
-	if !s.Live() && s.Report != nil && !s.LastLive.IsZero() {
+	if live && !s.Live() && s.Report != nil && !s.LastLive.IsZero() {
 		parts = append(parts, "last seen "+LastSeen(s.LastLive, now))
 	}
 	if s.Restarts > 0 {
@@ -100,7 +128,7 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 // after the state): when
 // idle_stop stops it, whether the next one starts it, and its per-session
 // instances.
-func demandWords(s *supervisor.ServerState, now time.Time) []string {
+func demandWords(s *supervisor.ServerState, now time.Time, live bool) []string {
 	var parts []string
 	if s.InstanceOf != "" {
 		parts = append(parts, "instance of "+s.InstanceOf)
@@ -108,7 +136,7 @@ func demandWords(s *supervisor.ServerState, now time.Time) []string {
 	if s.Instances > 0 {
 		parts = append(parts, Plural(s.Instances, "instance"))
 	}
-	if s.Live() && s.IdleStop > 0 && !s.LastUse.IsZero() {
+	if live && s.Live() && s.IdleStop > 0 && !s.LastUse.IsZero() {
 		if left := s.LastUse.Add(s.IdleStop).Sub(now); left > 0 {
 			parts = append(parts, "idle stop in "+human.Duration(left))
 		}
