@@ -25,7 +25,8 @@ import (
 // (gtk-sni-tray-standalone, with its own watcher), a notification daemon
 // (dunst) and a window manager (openbox) on the test's display and session
 // bus, and `mcptray gui` on a config of many servers. The tests below run
-// under xvfb-run and dbus-run-session like the other GUI tests.
+// under xvfb-run and dbus-run-session like the other GUI tests, and each
+// starts a display and a session bus of its own (ownDesktop).
 
 // needSession is needDesktop plus the tray host, dunst, openbox and
 // dbus-monitor; under CI=true a missing one fails the test.
@@ -41,6 +42,67 @@ func needSession(t *testing.T) {
 	if len(missing) > 0 {
 		testenv.Need(t, strings.Join(missing, ", ")+" (Debian: haskell-gtk-sni-tray-utils, dunst, openbox, dbus; `make deps-test` installs them)")
 	}
+	ownDesktop(t)
+}
+
+// ownDesktop gives the test a display (Xvfb) and a session bus
+// (dbus-daemon) of its own for the rest of the test: in one run of the
+// whole suite, what an earlier test left on the shared ones (a tray
+// watcher, a notification daemon the bus activated, a window manager, a
+// name not yet released) must not decide what this one sees.
+func ownDesktop(t *testing.T) {
+	t.Helper()
+	display := startAnnouncing(t, "Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp")
+	t.Setenv("DISPLAY", ":"+display)
+	bus := startAnnouncing(t, "dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=3")
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", bus)
+}
+
+// startAnnouncing starts a program that writes one line to its fd 3 once
+// it serves (Xvfb's display number, dbus-daemon's address), returns that
+// line and stops the program when the test ends.
+func startAnnouncing(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(name, args...)
+	cmd.ExtraFiles = []*os.File{w}
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	w.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(r).ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
+	select {
+	case s := <-line:
+		if s == "" {
+			t.Fatalf("%s announced nothing and ended: %s", name, stderr.String())
+		}
+		return s
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s announced nothing in 60s: %s", name, stderr.String())
+	}
+	return ""
 }
 
 // busHasName reports whether a name has an owner on the session bus.
@@ -122,7 +184,7 @@ func busNameOwner(name string) int {
 	return pid
 }
 
-// startOpenbox runs the window manager, once per test binary's display.
+// startOpenbox runs the window manager on the test's display.
 func startOpenbox(t *testing.T) {
 	t.Helper()
 	startBackground(t, "openbox")
