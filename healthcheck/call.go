@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mcptray/internal/clock"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -174,7 +176,7 @@ func (s *Session) request(ctx context.Context, method string, do func() error) e
 		return nil
 	}
 	if ctx.Err() != nil {
-		sent := !sleepOn(s.opts.Clock, cancelFlushWait, s.cancelSent)
+		sent := !clock.Sleep(s.opts.Clock, cancelFlushWait, s.cancelSent)
 		return &CallError{Method: method, Cancelled: true, CancelSent: sent, Err: context.Cause(ctx)}
 	}
 	return &CallError{Method: method, Err: err, url: s.url}

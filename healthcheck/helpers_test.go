@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mcptray/internal/wine"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"mcptray/internal/clock/fakeclock"
+	"mcptray/internal/wine"
 
 	"mcptray/demo"
 	"mcptray/registry"
@@ -486,9 +488,9 @@ func waitTaken(t *testing.T, reads <-chan int64, n int64) {
 func connectPastDiscoverTimeout(t *testing.T, mode string) connectResult {
 	t.Helper()
 	p := startHelper(t, mode)
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	res := connectAsync(ctxTimeout(t, 30*time.Second), p.target("x", ""), &Options{Clock: clock})
-	clock.waitTimer(t, DefaultDiscoverTimeout)
+	clock.WaitTimer(t, DefaultDiscoverTimeout)
 	clock.Advance(DefaultDiscoverTimeout)
 	r := <-res
 	if r.s != nil {

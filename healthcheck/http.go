@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"mcptray/internal/clock"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,7 +90,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	if req.Method == http.MethodDelete {
-		ctx, cancel := withClockTimeout(req.Context(), r.clock, deleteTimeout)
+		ctx, cancel := clock.WithTimeout(req.Context(), r.clock, deleteTimeout)
 		defer cancel()
 		req = req.WithContext(ctx)
 	}

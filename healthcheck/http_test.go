@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/demo"
+	"mcptray/internal/clock/fakeclock"
 	"mcptray/registry"
 )
 
@@ -170,7 +171,7 @@ func TestRemoteFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := ctxTimeout(t, 20*time.Second)
-			clock := newFakeClock()
+			clock := fakeclock.New()
 			var err error
 			if tt.timeout == 0 {
 				_, err = Connect(ctx, remote("r", tt.url, tt.tr, nil), &Options{Clock: clock})
@@ -220,7 +221,7 @@ func TestRemoteProbeHangs(t *testing.T) {
 	arrived := make(chan struct{}, 1)
 	srv := httptest.NewServer(hangOnProbe(arrived, demoHandler(true)))
 	defer srv.Close()
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	s, err := Connect(ctxTimeout(t, 20*time.Second), remote("h", srv.URL, "", nil), &Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)

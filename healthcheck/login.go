@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"mcptray/internal/clock"
 	"mcptray/registry"
 )
 
@@ -123,7 +124,7 @@ func Login(ctx context.Context, opts *LoginOptions) (*Credential, error) {
 	}
 	counting := &countingHandler{inner: h}
 
-	httpClient, rec := newHTTPClient(base, srv.Headers, realClock{})
+	httpClient, rec := newHTTPClient(base, srv.Headers, clock.Real)
 	if err := proveSignIn(ctx, srv, httpClient, counting, o); err != nil {
 		if ctx.Err() != nil && recv.waiting() {
 			return nil, fmt.Errorf("sign-in was not completed in the browser in time (%w); run the command again, or pass --timeout", ctx.Err())

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/internal/clock"
 	"mcptray/registry"
 )
 
@@ -105,7 +106,7 @@ func (o *Options) withDefaults() Options {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
 	if r.Clock == nil {
-		r.Clock = realClock{}
+		r.Clock = clock.Real
 	}
 	return r
 }
@@ -345,7 +346,7 @@ func (s *Session) Close() error {
 			err = s.cs.Close()
 			close(done)
 		}()
-		if !sleepOn(s.opts.Clock, closeWait, done) && s.wire == nil {
+		if !clock.Sleep(s.opts.Clock, closeWait, done) && s.wire == nil {
 			s.closeErr = err // a closed pipe is the expected stdio outcome
 		}
 		if s.stopSSE != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"mcptray/internal/clock"
 	"mcptray/registry"
 )
 
@@ -136,7 +137,7 @@ func (c *stdioConn) awaitStdoutEnd(grace time.Duration) {
 		}
 		close(stop)
 	}()
-	sleepOn(c.clock, grace, stop)
+	clock.Sleep(c.clock, grace, stop)
 }
 
 func stdioFailure(ctx context.Context, err error, c *stdioConn, latency time.Duration) error {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mcptray/internal/wine"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"mcptray/internal/clock/fakeclock"
+	"mcptray/internal/wine"
 )
 
 // TestDeadlineThenExitOnEOF: the caller's deadline ends a handshake the
@@ -21,7 +23,7 @@ func TestDeadlineThenExitOnEOF(t *testing.T) {
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			p := startHelper(t, tt.mode)
-			clock := newFakeClock()
+			clock := fakeclock.New()
 			ctx, deadline := deadlineCtx(t)
 			tg := p.target("x", "")
 			writes := watchWrites(&tg)
@@ -228,7 +230,7 @@ func TestProbeWithinCallersTime(t *testing.T) {
 	for _, tt := range []struct{ mode, method string }{{"hang-probes", "ping"}, {"hang-probes,modern", "server/discover"}} {
 		t.Run(tt.mode, func(t *testing.T) {
 			p := startHelper(t, tt.mode)
-			clock := newFakeClock()
+			clock := fakeclock.New()
 			tg := p.target("x", "")
 			writes := watchWrites(&tg)
 			s, err := Connect(ctxTimeout(t, 30*time.Second), tg, &Options{Clock: clock})

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mcptray/internal/clock"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -277,7 +279,7 @@ func (c *stdioConn) noteCall(req *jsonrpc.Request) {
 			c.stopDiscover()
 		}
 		id := req.ID
-		c.stopDiscover = afterFunc(c.clock, c.discoverTimeout, func() { c.abandonDiscover(id) })
+		c.stopDiscover = clock.AfterFunc(c.clock, c.discoverTimeout, func() { c.abandonDiscover(id) })
 	case "initialize":
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"mcptray/internal/clock/fakeclock"
 	"mcptray/registry"
 )
 
 // demandOptions run the real health check on a fake clock that moves only
 // when a test says: idle_stop's ten minutes pass in a call.
-func demandOptions(t *testing.T) (*Options, *fakeClock) {
-	clock := newFakeClock()
+func demandOptions(t *testing.T) (*Options, *fakeclock.Clock) {
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	o.ProbeInterval = 24 * time.Hour // no probe fires while the clock jumps
 	return o, clock
@@ -73,11 +74,11 @@ func TestLazyStartAndIdleStop(t *testing.T) {
 
 	// A use six minutes in moves the stop to sixteen minutes: the timer
 	// set for ten finds it used and waits again.
-	clock.waitTimer(t, 10*time.Minute)
+	clock.WaitTimer(t, 10*time.Minute)
 	clock.Advance(6 * time.Minute)
 	s.Touch("lazy")
 	clock.Advance(5 * time.Minute)
-	clock.waitTimer(t, 5*time.Minute)
+	clock.WaitTimer(t, 5*time.Minute)
 	if st := s.Snapshot().Server("lazy"); st.State != StateReady || st.PID != first {
 		t.Fatalf("stopped although used 5m ago: %s (%s)", st.State, st.Reason)
 	}
@@ -150,7 +151,7 @@ func TestIdleStopOfAnAutoServer(t *testing.T) {
 	runSup(t, s)
 
 	first := waitState(t, s, "auto", "ready", inState(StateReady)).PID
-	clock.waitTimer(t, time.Minute)
+	clock.WaitTimer(t, time.Minute)
 	clock.Advance(time.Minute)
 	st := waitState(t, s, "auto", "stopped by idle_stop", inState(StateStopped))
 	if st.Reason != IdleReason(time.Minute) || st.Reason != "stopped after 1m without use (idle_stop); starts again with its next client" || !st.WaitsForClient {

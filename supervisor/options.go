@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcptray/healthcheck"
+	"mcptray/internal/clock"
 	"mcptray/internal/human"
 	"mcptray/registry"
 )
@@ -32,24 +33,13 @@ type Session interface {
 }
 
 // Clock is the time source, injectable so that backoff, crash-loop and
-// timeout logic can be tested without waiting. It is the health check's
-// clock type: one clock can drive both.
-type Clock = healthcheck.Clock
+// timeout logic can be tested without waiting (internal/clock/fakeclock).
+// It is the engine's one clock type: one clock drives the supervisor and
+// its health checks.
+type Clock = clock.Clock
 
 // Timer is a [time.Timer] behind an interface.
-type Timer = healthcheck.Timer
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) NewTimer(d time.Duration) Timer {
-	return realTimer{time.NewTimer(d)}
-}
-
-type realTimer struct{ t *time.Timer }
-
-func (t realTimer) C() <-chan time.Time { return t.t.C }
-func (t realTimer) Stop() bool          { return t.t.Stop() }
+type Timer = clock.Timer
 
 // Options tunes a [Supervisor]. A zero field means its default; for the
 // durations where zero is a useful value (no backoff, no grace) a negative
@@ -183,7 +173,7 @@ func (o *Options) withDefaults() Options {
 		c.LogFileMaxBytes = 5 << 20
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = clock.Real
 	}
 	if c.Environ == nil {
 		c.Environ = LoginEnvironment

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"mcptray/internal/clock"
+
 	"golang.org/x/sys/windows"
 )
 
@@ -73,7 +75,7 @@ func TestJobHoldsWhatCmdStarts(t *testing.T) {
 		t.Error("the grandchild escaped the job")
 	}
 	p.stopping()
-	p.stop(realClock{}, 2*time.Second, 2*time.Second)
+	p.stop(clock.Real, 2*time.Second, 2*time.Second)
 	if ev, _ := windows.WaitForSingleObject(h, 10_000); ev != windows.WAIT_OBJECT_0 {
 		t.Error("the grandchild outlived the stop")
 	}

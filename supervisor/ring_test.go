@@ -2,13 +2,14 @@ package supervisor
 
 import (
 	"fmt"
-	"mcptray/internal/filemode"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"mcptray/internal/filemode"
 )
 
 func split(max int, chunks ...string) []LogLine {

@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"mcptray/healthcheck"
+	"mcptray/internal/clock/fakeclock"
 	"mcptray/registry"
 )
 
 func TestCrashBackoffAndCrashLoop(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	opts := testOptions(t)
 	opts.Clock = clock
 	srv := childServer(t, "crashy", "crash")
@@ -54,7 +55,7 @@ func TestCrashBackoffAndCrashLoop(t *testing.T) {
 		t.Errorf("reason %q", st.Reason)
 	}
 	// Given up: no timer is left to restart it, and time passing does not.
-	if p := clock.pending(); len(p) != 0 {
+	if p := clock.Pending(); len(p) != 0 {
 		t.Fatalf("crash-looping with timers pending: %v", p)
 	}
 	clock.Advance(10 * time.Minute)
@@ -72,7 +73,7 @@ func TestCrashBackoffAndCrashLoop(t *testing.T) {
 }
 
 func TestStableRunResetsBackoff(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	opts := testOptions(t)
 	opts.Clock = clock
 	s := New([]*registry.Server{childServer(t, "srv", "serve")}, opts)
@@ -120,7 +121,7 @@ func TestRestartPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.policy)+"/"+tt.mode, func(t *testing.T) {
-			clock := newFakeClock()
+			clock := fakeclock.New()
 			opts := testOptions(t)
 			opts.Clock = clock
 			srv := childServer(t, "srv", tt.mode)
@@ -134,7 +135,7 @@ func TestRestartPolicy(t *testing.T) {
 		})
 	}
 	t.Run("on-failure/clean exit after a while", func(t *testing.T) {
-		clock := newFakeClock()
+		clock := fakeclock.New()
 		opts := testOptions(t)
 		opts.Clock = clock
 		s := New([]*registry.Server{childServer(t, "srv", "serve")}, opts)
@@ -177,7 +178,7 @@ func TestFailedStart(t *testing.T) {
 	}
 	good := childServer(t, "good", "serve")
 	servers = append(servers, good)
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	opts := testOptions(t)
 	opts.Clock = clock
 	s := New(servers, opts)
@@ -201,7 +202,7 @@ func TestFailedStart(t *testing.T) {
 		})
 	}
 	// Nothing is scheduled to retry them, however long one waits.
-	if p := clock.pending(); len(p) != 0 {
+	if p := clock.Pending(); len(p) != 0 {
 		t.Errorf("timers pending after failed starts: %v", p)
 	}
 	clock.Advance(time.Hour)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mcptray/healthcheck"
+	"mcptray/internal/clock/fakeclock"
 	"mcptray/registry"
 )
 
@@ -30,7 +31,7 @@ func (c realChecker) Connect(ctx context.Context, t healthcheck.Target) (Session
 }
 
 // realOptions run the real health check on a fake clock.
-func realOptions(t *testing.T, clock *fakeClock) *Options {
+func realOptions(t *testing.T, clock *fakeclock.Clock) *Options {
 	o := testOptions(t)
 	o.Checker = realChecker{clock}
 	o.Clock = clock
@@ -79,14 +80,14 @@ func waitLine(t *testing.T, file, what string, n int) {
 // Item 1: a server that never answers and exits when its stdin closes is
 // ended by mcptray at the startup deadline; the diagnosis says so.
 func TestStartupDeadlineIsMcptrays(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	log := filepath.Join(t.TempDir(), "stdin")
 	s := New([]*registry.Server{childServer(t, "silent", "serve", "SERVE_LOG="+log)}, o)
 	runSup(t, s)
 	waitState(t, s, "silent", "starting", inState(StateStarting))
 	waitLine(t, log, "jsonrpc", 1) // the handshake has begun
-	clock.waitTimer(t, o.StartupTimeout)
+	clock.WaitTimer(t, o.StartupTimeout)
 	clock.Advance(o.StartupTimeout)
 	st := waitState(t, s, "silent", "backoff", inState(StateBackoff))
 	if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeHandshakeTimeout {
@@ -115,7 +116,7 @@ func TestDiesOnDiscoverAlwaysComesUp(t *testing.T) {
 		runs = 10
 	}
 	for i := range runs {
-		clock := newFakeClock()
+		clock := fakeclock.New()
 		s := New([]*registry.Server{mcpServer(t, "old", "MCP_ON_DISCOVER=die")}, realOptions(t, clock))
 		stop := runSup(t, s)
 		st := waitState(t, s, "old", "ready", func(st *ServerState) bool { return st.State != StateStarting && st.State != StateStopped })
@@ -127,7 +128,7 @@ func TestDiesOnDiscoverAlwaysComesUp(t *testing.T) {
 }
 
 func TestDiesOnDiscoverTwentyAtOnce(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	var servers []*registry.Server
 	for i := range 20 {
 		servers = append(servers, mcpServer(t, fmt.Sprintf("old%d", i), "MCP_ON_DISCOVER=die"))
@@ -143,7 +144,7 @@ func TestDiesOnDiscoverTwentyAtOnce(t *testing.T) {
 }
 
 func TestEraRememberedAcrossRestartAndReload(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	log := filepath.Join(t.TempDir(), "methods")
 	srv := mcpServer(t, "old", "MCP_ON_DISCOVER=die", "MCP_METHODS="+log)
 	s := New([]*registry.Server{srv}, realOptions(t, clock))
@@ -170,16 +171,16 @@ func TestEraRememberedAcrossRestartAndReload(t *testing.T) {
 // Item 3: an unanswered probe makes the server unhealthy once probe_timeout
 // passes, and it is restarted as a crash.
 func TestHungProbeIsUnhealthyThenRestarted(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	methods := filepath.Join(t.TempDir(), "methods")
 	s := New([]*registry.Server{mcpServer(t, "hang", "MCP_PING=hang", "MCP_METHODS="+methods)}, o)
 	runSup(t, s)
 	st := waitState(t, s, "hang", "ready", inState(StateReady))
-	clock.waitTimer(t, o.ProbeInterval)
+	clock.WaitTimer(t, o.ProbeInterval)
 	clock.Advance(o.ProbeInterval)
 	waitLine(t, methods, "ping", 1)
-	clock.waitTimer(t, o.ProbeTimeout)
+	clock.WaitTimer(t, o.ProbeTimeout)
 	clock.Advance(o.ProbeTimeout)
 	st2 := waitState(t, s, "hang", "backoff", inState(StateBackoff))
 	if st2.Diagnosis == nil || st2.Diagnosis.Code != healthcheck.CodeProbeTimeout || !strings.Contains(st2.Diagnosis.Message, "10s") {
@@ -193,7 +194,7 @@ func TestHungProbeIsUnhealthyThenRestarted(t *testing.T) {
 	if !strings.Contains(strings.Join(path, ","), "ready,unhealthy,backoff") {
 		t.Errorf("transitions %v, want ready → unhealthy → backoff", path)
 	}
-	clock.waitTimer(t, time.Second) // the backoff
+	clock.WaitTimer(t, time.Second) // the backoff
 	clock.Advance(time.Second)
 	waitState(t, s, "hang", "restarted", func(n *ServerState) bool { return n.State == StateReady && n.PID != st.PID })
 }
@@ -201,7 +202,7 @@ func TestHungProbeIsUnhealthyThenRestarted(t *testing.T) {
 // Item 3: a SIGSTOPped process is found within probe_interval +
 // probe_timeout and restarted.
 func TestStoppedProcessRestarted(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	s := New([]*registry.Server{mcpServer(t, "frozen")}, o)
 	runSup(t, s)
@@ -212,13 +213,13 @@ func TestStoppedProcessRestarted(t *testing.T) {
 	}
 	defer syscall.Kill(st.PID, syscall.SIGKILL)
 	waitProcState(t, st.PID, 'T') // every thread has stopped
-	clock.waitTimer(t, o.ProbeInterval)
+	clock.WaitTimer(t, o.ProbeInterval)
 	clock.Advance(o.ProbeInterval)
-	clock.waitTimer(t, o.ProbeTimeout)
+	clock.WaitTimer(t, o.ProbeTimeout)
 	clock.Advance(o.ProbeTimeout)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("pending at the end: %v; probes %+v", clock.pending(), s.Snapshot().Server("frozen").Probes)
+			t.Logf("pending at the end: %v; probes %+v", clock.Pending(), s.Snapshot().Server("frozen").Probes)
 		}
 	})
 	got := waitState(t, s, "frozen", "unhealthy", func(st *ServerState) bool { return st.State != StateReady })
@@ -231,7 +232,7 @@ func TestStoppedProcessRestarted(t *testing.T) {
 	// Stopping a frozen process takes the grace periods (stdin closed,
 	// SIGTERM, SIGKILL), then the backoff; then it starts again.
 	for _, d := range []time.Duration{o.StopGrace, o.KillGrace, time.Second} {
-		clock.waitTimer(t, d)
+		clock.WaitTimer(t, d)
 		clock.Advance(d)
 	}
 	waitState(t, s, "frozen", "ready again", inState(StateReady))
@@ -270,7 +271,7 @@ func TestSpawnOutOfFilesRetried(t *testing.T) {
 		hogs = append(hogs, f)
 	}
 	// Leave none: the spawn's first pipe fails.
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := testOptions(t)
 	o.Clock = clock
 	srv := childServer(t, "srv", "serve")
@@ -285,20 +286,20 @@ func TestSpawnOutOfFilesRetried(t *testing.T) {
 	if !strings.Contains(st.Diagnosis.Message, "too many open files") {
 		t.Errorf("message %q", st.Diagnosis.Message)
 	}
-	clock.next(t)
+	clock.Next(t)
 	waitState(t, s, "srv", "running after the retry", inState(StateRunning))
 }
 
 // Item 8: the run of failed probes belongs to one process.
 func TestProbeFailuresResetPerProcess(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	o.FailureThreshold = 3
 	s := New([]*registry.Server{mcpServer(t, "bad", "MCP_PING=error")}, o)
 	runSup(t, s)
 	probeOnce := func(want int) {
 		t.Helper()
-		clock.waitTimer(t, o.ProbeInterval)
+		clock.WaitTimer(t, o.ProbeInterval)
 		clock.Advance(o.ProbeInterval)
 		waitState(t, s, "bad", fmt.Sprintf("%d failed probes", want), func(st *ServerState) bool { return st.Probes.ConsecutiveFailures == want })
 	}
@@ -307,7 +308,7 @@ func TestProbeFailuresResetPerProcess(t *testing.T) {
 	probeOnce(2)
 	syscall.Kill(first.PID, syscall.SIGKILL)
 	waitState(t, s, "bad", "backoff", inState(StateBackoff))
-	clock.next(t)
+	clock.Next(t)
 	waitState(t, s, "bad", "ready again", func(st *ServerState) bool { return st.State == StateReady && st.PID != first.PID })
 	probeOnce(1)
 	if st := s.Snapshot().Server("bad"); st.State != StateReady {
@@ -317,14 +318,14 @@ func TestProbeFailuresResetPerProcess(t *testing.T) {
 
 // Item 4: stdout noise is a warning in the snapshot.
 func TestNoiseIsAWarning(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	s := New([]*registry.Server{mcpServer(t, "noisy", "MCP_BANNER=Welcome to the noisy server v1")}, realOptions(t, clock))
 	runSup(t, s)
 	st := waitState(t, s, "noisy", "ready", inState(StateReady))
 	if st.Level != LevelWarn || len(st.Warnings) == 0 || st.Warnings[0].Code != healthcheck.CodeStdoutNoise {
 		t.Fatalf("level %s warnings %v, want warn with stdout-noise", st.Level, st.Warnings)
 	}
-	quiet := New([]*registry.Server{mcpServer(t, "quiet")}, realOptions(t, newFakeClock()))
+	quiet := New([]*registry.Server{mcpServer(t, "quiet")}, realOptions(t, fakeclock.New()))
 	runSup(t, quiet)
 	if st := waitState(t, quiet, "quiet", "ready", inState(StateReady)); st.Level != LevelOK || len(st.Warnings) != 0 {
 		t.Errorf("a clean server: level %s warnings %v", st.Level, st.Warnings)
@@ -334,7 +335,7 @@ func TestNoiseIsAWarning(t *testing.T) {
 // Items 4 and 14: a server that keeps crashing is not green between crashes
 // and is said to recover once; then it is flapping.
 func TestFlappingTransitions(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	s := New([]*registry.Server{mcpServer(t, "flappy")}, realOptions(t, clock))
 	runSup(t, s)
 	pid := 0
@@ -349,7 +350,7 @@ func TestFlappingTransitions(t *testing.T) {
 		pid = st.PID
 		syscall.Kill(pid, syscall.SIGKILL)
 		waitState(t, s, "flappy", "backoff", inState(StateBackoff))
-		clock.next(t)
+		clock.Next(t)
 	}
 	waitState(t, s, "flappy", "ready", func(st *ServerState) bool { return st.State == StateReady && st.PID != pid })
 	trs, _ := s.Transitions(0)
@@ -397,7 +398,7 @@ func TestWatchBroadcast(t *testing.T) {
 // Item 5: a stopped server's facts are marked with when they were last
 // seen live.
 func TestLastLive(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	s := New([]*registry.Server{mcpServer(t, "srv")}, realOptions(t, clock))
 	runSup(t, s)
 	st := waitState(t, s, "srv", "ready", inState(StateReady))
@@ -415,7 +416,7 @@ func TestLastLive(t *testing.T) {
 // Item 5: a remote server that keeps failing to connect is red, and its
 // restarts are reconnects.
 func TestRemoteDownForGood(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	s := New([]*registry.Server{{Name: "web", URL: "http://127.0.0.1:9/mcp", Autostart: true}}, o)
 	runSup(t, s)
@@ -430,7 +431,7 @@ func TestRemoteDownForGood(t *testing.T) {
 		if i+1 == 5 && st.Level != LevelError {
 			t.Errorf("after %d failures: level %s, want error", i+1, st.Level)
 		}
-		clock.next(t)
+		clock.Next(t)
 	}
 	trs, _ := s.Transitions(0)
 	for _, tr := range trs {
@@ -443,7 +444,7 @@ func TestRemoteDownForGood(t *testing.T) {
 // Item 3, check side: with a deadline, the probe gives up by then and is a
 // probe-timeout that says how long it waited.
 func TestProbeFitsTheDeadline(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	o.Deadline = clock.Now().Add(3 * time.Second)
 	methods := filepath.Join(t.TempDir(), "methods")
@@ -452,7 +453,7 @@ func TestProbeFitsTheDeadline(t *testing.T) {
 	waitState(t, s, "hang", "ready", inState(StateReady))
 	s.CheckNow("hang")
 	waitLine(t, methods, "ping", 1)
-	clock.waitTimer(t, 3*time.Second)
+	clock.WaitTimer(t, 3*time.Second)
 	clock.Advance(3 * time.Second)
 	// Unhealthy, then (quickly) stopped and in backoff: either shows it.
 	st := waitState(t, s, "hang", "unhealthy", func(st *ServerState) bool { return st.State != StateReady })
@@ -474,7 +475,7 @@ func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
 		<-tg.Exited
 		return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
 	}}
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := healthOptions(t, fc)
 	o.Clock = clock
 	s := New([]*registry.Server{childServer(t, "crashy", "read-crash")}, o)
@@ -483,7 +484,7 @@ func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
 	if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeExitedDuringStartup || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "fatal: boom") {
 		t.Fatalf("diagnosis %v", st.Diagnosis)
 	}
-	clock.next(t)
+	clock.Next(t)
 	waitState(t, s, "crashy", "second backoff", func(st *ServerState) bool { return st.State == StateBackoff && st.Restarts == 3 })
 	if got := hints(fc.attempts()); len(got) != 4 || got[0] != "" || got[1] != healthcheck.EraLegacy || got[2] != "" || got[3] != healthcheck.EraLegacy {
 		t.Errorf("hints %q, want \"\", legacy, \"\", legacy", got)
@@ -497,7 +498,7 @@ func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
 // when the health check only saw a write meet the closed pipe.
 func TestCrashAtStartIsTheExit(t *testing.T) {
 	for i := range 5 {
-		clock := newFakeClock()
+		clock := fakeclock.New()
 		s := New([]*registry.Server{childServer(t, "crashy", "crash")}, realOptions(t, clock))
 		stop := runSup(t, s)
 		st := waitState(t, s, "crashy", "backoff", inState(StateBackoff))
@@ -512,13 +513,13 @@ func TestCrashAtStartIsTheExit(t *testing.T) {
 // Stdout noise written after the handshake is counted too: the next
 // probe's state shows it.
 func TestNoiseAfterHandshakeCounted(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New()
 	o := realOptions(t, clock)
 	s := New([]*registry.Server{mcpServer(t, "late", "MCP_NOISE_AFTER=a late banner")}, o)
 	runSup(t, s)
 	waitState(t, s, "late", "ready", inState(StateReady))
 	for i := 1; ; i++ {
-		clock.waitTimer(t, o.ProbeInterval)
+		clock.WaitTimer(t, o.ProbeInterval)
 		clock.Advance(o.ProbeInterval)
 		st := waitState(t, s, "late", "a probe", func(st *ServerState) bool { return st.Probes.Count >= i })
 		if len(st.Warnings) > 0 {
