@@ -78,7 +78,7 @@ func (g *Gateway) ServeProfile(ctx context.Context, profile string, t mcp.Transp
 // newAggregate makes an aggregate session of profile with its front, and
 // counts it.
 func (g *Gateway) newAggregate(profile string, peer Peer) *aggSession {
-	a := &aggSession{g: g, profile: profile, peer: peer, since: g.opts.Now(), members: map[string]*client{},
+	a := &aggSession{g: g, profile: profile, peer: peer, since: g.opts.Clock.Now(), members: map[string]*client{},
 		id: fmt.Sprintf("@%s#%d", profile, g.seq.next())}
 	o := g.offerOf(profile)
 	if o.err != nil {
@@ -163,7 +163,7 @@ func (a *aggSession) alive() bool {
 	a.mu.Lock()
 	seen := a.ss != nil
 	a.mu.Unlock()
-	return !seen && a.g.opts.Now().Sub(a.since) < time.Minute
+	return !seen && a.g.opts.Clock.Now().Sub(a.since) < time.Minute
 }
 
 // join is the session's record in hub h, made at its first use there:
@@ -253,7 +253,7 @@ func isToolError(res mcp.Result) bool {
 
 func (a *aggSession) begin() {
 	a.mu.Lock()
-	a.last = a.g.opts.Now()
+	a.last = a.g.opts.Clock.Now()
 	a.inflight++
 	a.mu.Unlock()
 }
@@ -376,7 +376,7 @@ func (a *aggSession) send(ctx context.Context, ss *mcp.ServerSession, server, me
 		return h.forward(ctx, cl, method, params)
 	}
 	// The frame is kept in the trace of the server it went to.
-	return healthcheck.TraceMiddleware(h.traceFrame, cl.id, healthcheck.DirClientIn, a.g.opts.Now)(forward)(ctx, method, req)
+	return healthcheck.TraceMiddleware(h.traceFrame, cl.id, healthcheck.DirClientIn, a.g.opts.Clock.Now)(forward)(ctx, method, req)
 }
 
 // searchCall is what call_tool's target is sent with: the session that

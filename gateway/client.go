@@ -55,7 +55,7 @@ func (h *hub) client(ss *mcp.ServerSession) *client {
 		h.mu.Unlock()
 		return cl
 	}
-	cl := &client{ss: ss, id: fmt.Sprintf("%s#%d", h.name, h.g.seq.next()), peer: Peer{Via: "http"}, since: h.g.opts.Now()}
+	cl := &client{ss: ss, id: fmt.Sprintf("%s#%d", h.name, h.g.seq.next()), peer: Peer{Via: "http"}, since: h.g.opts.Clock.Now()}
 	if ss != nil {
 		h.sessions[ss] = cl
 	}

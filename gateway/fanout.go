@@ -99,7 +99,7 @@ func (h *hub) flush(cl *client, d time.Duration) {
 // dropped counts n notifications cl lost, and says so in the trace (once
 // per [dropNoteEvery] while it goes on).
 func (h *hub) dropped(cl *client, n int64) {
-	now := h.g.opts.Now()
+	now := h.g.opts.Clock.Now()
 	cl.mu.Lock()
 	cl.drops += n
 	total := cl.drops
@@ -119,7 +119,7 @@ func (h *hub) dropped(cl *client, n int64) {
 // closedBy records that the gateway closed cl's connection, and why.
 func (h *hub) closedBy(cl *client, why string) {
 	h.g.opts.Logger.Warn("a client session was closed", "session", cl.id, "why", why)
-	h.trace.add(Frame{Time: h.g.opts.Now(), Session: cl.id, Dir: healthcheck.DirClientOut, Kind: "closed", Body: why})
+	h.trace.add(Frame{Time: h.g.opts.Clock.Now(), Session: cl.id, Dir: healthcheck.DirClientOut, Kind: "closed", Body: why})
 }
 
 // serial runs what a hub sends its fronts (resource updates) in order, on

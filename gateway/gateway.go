@@ -52,6 +52,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/healthcheck"
+	"mcptray/internal/clock"
 	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
@@ -92,8 +93,10 @@ type Options struct {
 	// TraceFrames is how many frames each server's trace keeps (default
 	// 1000).
 	TraceFrames int
-	// Now is the clock of session times and latencies (default time.Now).
-	Now func() time.Time
+	// Clock is the time of sessions and latencies and the gateway's
+	// timers: a round trip's abandon and keep, the sweep (default the
+	// system's).
+	Clock clock.Clock
 	// Trust is the store of approved tool definitions: a tool it holds
 	// reaches no session (trust.go). Nil: every tool passes.
 	Trust *tooltrust.Store
@@ -146,9 +149,7 @@ func New(up Upstreams, opts *Options) *Gateway {
 	if g.opts.TraceFrames <= 0 {
 		g.opts.TraceFrames = 1000
 	}
-	if g.opts.Now == nil {
-		g.opts.Now = time.Now
-	}
+	g.opts.Clock = clock.Or(g.opts.Clock)
 	g.cats.dir = g.opts.CatalogueDir
 	if g.opts.Trust != nil && g.opts.HeldTool == nil {
 		// The aggregates hold what the per-server sessions hold.
@@ -200,8 +201,8 @@ func (g *Gateway) Trace(name string, f Frame) {
 // the goroutines it and the relay started have ended (round trips'
 // upstream calls are cancelled); sessions end with their own contexts.
 func (g *Gateway) Run(ctx context.Context) error {
-	sweep := time.NewTicker(sweepEvery)
-	defer sweep.Stop()
+	sweep := g.opts.Clock.NewTimer(sweepEvery)
+	defer func() { sweep.Stop() }()
 	var trustWG sync.WaitGroup
 	defer trustWG.Wait()
 	var trustCh <-chan struct{}
@@ -227,7 +228,8 @@ func (g *Gateway) Run(ctx context.Context) error {
 		case <-ch:
 		case <-trustCh:
 			g.HoldsChanged()
-		case <-sweep.C:
+		case <-sweep.C():
+			sweep = g.opts.Clock.NewTimer(sweepEvery)
 			if g.opts.Trust != nil {
 				if _, err := g.opts.Trust.Reload(); err != nil {
 					g.opts.Logger.Warn("re-reading the tool approvals failed", "error", err)

@@ -121,6 +121,17 @@ func serveTestServer() {
 		}
 		return text("sampled: " + res.Content.(*mcp.TextContent).Text), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample_twice"}, func(ctx context.Context, req *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		var got []string
+		for range 2 {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Message}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			got = append(got, res.Content.(*mcp.TextContent).Text)
+		}
+		return text("sampled: " + strings.Join(got, ", ")), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {

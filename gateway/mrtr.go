@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"mcptray/internal/clock"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,7 +35,7 @@ const keepEnded = time.Minute
 type roundTrip struct {
 	state  string
 	call   *call
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc // ends the upstream request
 
 	done chan struct{} // the upstream request ended
 	res  mcp.Result
@@ -40,9 +43,14 @@ type roundTrip struct {
 
 	asks chan *pendingAsk // the server's requests, as they come
 
-	mu      sync.Mutex             // protects waiting
+	mu      sync.Mutex             // protects waiting and abandon
 	waiting map[string]*pendingAsk // sent to the client, by key
+	abandon func()                 // stops the wait for the client's retry
 }
+
+// errAbandoned ends an upstream request whose client did not retry within
+// abandonAfter.
+var errAbandoned = fmt.Errorf("no retry came within %v of the input request", abandonAfter)
 
 // pendingAsk is one request of the server's waiting for the client.
 type pendingAsk struct {
@@ -82,16 +90,17 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 		if rt == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcptray: unknown or expired requestState (the request ended; send it again without it)"}
 		}
+		rt.stopAbandon()
 		rt.answer(responses)
 		return h.awaitTrip(ctx, rt, method)
 	}
 	rt := &roundTrip{state: newState(), done: make(chan struct{}), asks: make(chan *pendingAsk, 8), waiting: map[string]*pendingAsk{}}
 	// The upstream request outlives the client's first request: the answer
 	// to it may be input_required.
-	upCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	unlink := context.AfterFunc(h.g.life, cancel) // Gateway.Run ended
+	upCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(h.g.life, func() { cancel(context.Canceled) }) // Gateway.Run ended
 	rt.cancel = cancel
-	c := &call{cl: cl, ctx: upCtx, method: method, started: h.g.opts.Now(), trip: rt}
+	c := &call{cl: cl, ctx: upCtx, method: method, started: h.g.opts.Clock.Now(), trip: rt}
 	c.sampling, c.elicitation, c.roots = callerCaps(params)
 	rt.call = c
 	if p, ok := params.(*mcp.CallToolParamsRaw); ok {
@@ -102,14 +111,18 @@ func (h *hub) forwardRoundTrip(ctx context.Context, cl *client, method string, p
 	h.mu.Unlock()
 	h.tripWG.Go(func() {
 		defer unlink()
-		defer cancel()
+		defer cancel(context.Canceled)
 		rt.res, rt.err = h.relayCall(upCtx, c, method, params)
+		if rt.err != nil && errors.Is(context.Cause(upCtx), errAbandoned) {
+			rt.res, rt.err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: "mcptray: the request was cancelled at the server: " + errAbandoned.Error() + " (send it again without requestState)"}
+		}
 		close(rt.done)
 		// A retry may still come: the server's request that made the
 		// result input_required can be one it made on its own, not for
 		// this call, and the call may have ended meanwhile. The retry then
 		// gets the call's result.
-		time.AfterFunc(keepEnded, func() {
+		clock.AfterFunc(h.g.opts.Clock, keepEnded, func() {
 			h.mu.Lock()
 			delete(h.trips, rt.state)
 			h.mu.Unlock()
@@ -137,12 +150,27 @@ func (h *hub) awaitTrip(ctx context.Context, rt *roundTrip, method string) (mcp.
 				more = false
 			}
 		}
-		stop := time.AfterFunc(abandonAfter, rt.cancel)
-		go func() { <-rt.done; stop.Stop() }()
+		stop := clock.AfterFunc(h.g.opts.Clock, abandonAfter, func() { rt.cancel(errAbandoned) })
+		rt.mu.Lock()
+		rt.abandon = stop
+		rt.mu.Unlock()
+		go func() { <-rt.done; stop() }()
 		return inputRequired(method, reqs, rt.state), nil
 	case <-ctx.Done():
-		rt.cancel()
+		rt.cancel(context.Canceled)
 		return nil, ctx.Err()
+	}
+}
+
+// stopAbandon stops the wait for a retry that has come: the next input
+// request starts its own.
+func (rt *roundTrip) stopAbandon() {
+	rt.mu.Lock()
+	stop := rt.abandon
+	rt.abandon = nil
+	rt.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 }
 

@@ -27,7 +27,7 @@ func (h *hub) forward(ctx context.Context, cl *client, method string, params mcp
 	if modernCall(params) && (method == "tools/call" || method == "prompts/get" || method == "resources/read") {
 		return h.forwardRoundTrip(ctx, cl, method, params)
 	}
-	c := &call{cl: cl, ctx: ctx, method: method, started: h.g.opts.Now()}
+	c := &call{cl: cl, ctx: ctx, method: method, started: h.g.opts.Clock.Now()}
 	if p, ok := params.(*mcp.CallToolParamsRaw); ok {
 		c.tool = p.Name
 	}
@@ -299,10 +299,10 @@ func (h *hub) end(c *call, res mcp.Result, err error) {
 	cancelled := c.ctx.Err() != nil
 	if cancelled {
 		failed = false
-		h.trace.add(Frame{Time: h.g.opts.Now(), Dir: healthcheck.DirServerOut, Kind: "notification", Method: "notifications/cancelled",
+		h.trace.add(Frame{Time: h.g.opts.Clock.Now(), Dir: healthcheck.DirServerOut, Kind: "notification", Method: "notifications/cancelled",
 			Body: fmt.Sprintf(`{"request":%q,"reason":"the client cancelled it or went away"}`, c.method)})
 	}
-	h.stats.record(c.method, c.tool, h.g.opts.Now().Sub(c.started), failed, cancelled)
+	h.stats.record(c.method, c.tool, h.g.opts.Clock.Now().Sub(c.started), failed, cancelled)
 	c.cl.done(failed)
 }
 

@@ -41,7 +41,7 @@ func (g *Gateway) Serve(ctx context.Context, name string, t mcp.Transport, peer 
 	if lt, ok := t.(*lineTransport); ok {
 		if c := lt.connection(); c != nil {
 			c.watch(func(why string) { h.closedBy(cl, why) }, func(params json.RawMessage) {
-				h.trace.add(Frame{Time: h.g.opts.Now(), Session: cl.id, Dir: healthcheck.DirClientIn, Kind: "notification", Method: "notifications/cancelled", Body: string(params)})
+				h.trace.add(Frame{Time: h.g.opts.Clock.Now(), Session: cl.id, Dir: healthcheck.DirClientIn, Kind: "notification", Method: "notifications/cancelled", Body: string(params)})
 			})
 		}
 	}

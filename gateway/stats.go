@@ -1,11 +1,12 @@
 package gateway
 
 import (
-	"mcptray/healthcheck"
 	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"mcptray/healthcheck"
 )
 
 // latencyWindow is how many recent requests the percentiles are of.

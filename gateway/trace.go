@@ -128,7 +128,7 @@ func (h *hub) sessionTrace(next mcp.MethodHandler, dir string) mcp.MethodHandler
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		id := h.client(ss).id
-		return healthcheck.TraceMiddleware(h.traceFrame, id, dir, h.g.opts.Now)(next)(ctx, method, req)
+		return healthcheck.TraceMiddleware(h.traceFrame, id, dir, h.g.opts.Clock.Now)(next)(ctx, method, req)
 	}
 }
 
