@@ -468,7 +468,7 @@ func TestAggregateHugeCatalogueAndHolds(t *testing.T) {
 		}
 	}
 	if !slices.ContainsFunc(notices, func(n string) bool {
-		return strings.HasPrefix(n, "server huge offers 10009 tools: clients may load only some")
+		return strings.HasPrefix(n, "server huge offers 10010 tools: clients may load only some")
 	}) {
 		t.Errorf("notices: %q", notices)
 	}

@@ -50,7 +50,7 @@ func TestSessionsShareOneProcess(t *testing.T) {
 			t.Fatalf("echo = %q", got)
 		}
 		tools, err := cs.ListTools(context.Background(), nil)
-		if err != nil || len(tools.Tools) != 9 {
+		if err != nil || len(tools.Tools) != 10 {
 			t.Fatalf("tools/list = %v, %v", tools, err)
 		}
 		rd, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://r"})
