@@ -424,117 +424,28 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 		o.err = fmt.Errorf("profile %s cannot be used: %v", name, p.Invalid)
 		return o
 	}
-	caps := &mcp.ServerCapabilities{
-		Tools:     &mcp.ToolCapabilities{ListChanged: true},
-		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-		Resources: &mcp.ResourceCapabilities{ListChanged: true},
+	b := &offerBuilder{g: g, o: o, name: name, p: p,
+		toolNames:   namer{sep: sep, taken: map[string]string{}},
+		promptNames: namer{sep: sep, taken: map[string]string{}},
+		uriOwner:    map[string]string{},
+		search:      p.EffectiveExposure() == registry.ExposureSearch,
+		caps: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
 	}
-	var instr []string
-	toolNames, promptNames := namer{sep: sep, taken: map[string]string{}}, namer{sep: sep, taken: map[string]string{}}
-	uriOwner := map[string]string{}
-	search := p.EffectiveExposure() == registry.ExposureSearch
-	var entries []toolsearch.Entry
 	for _, st := range g.profileMembers(p, snap) {
-		m := ProfileServer{Name: st.Name, State: st.State}
-		ok, why := serves(st)
-		m.Why = why
-		cat := g.cats.of(st)
-		if cat != nil {
-			m.Catalogue = "live"
-			if cat.fromDisk {
-				m.Catalogue = "remembered"
-			}
-		}
-		m.Offered = ok && cat != nil
-		if cat == nil {
-			o.members = append(o.members, m)
-			continue
-		}
-		g.observeTools(st.Name, cat.Tools)
-		for _, t := range cat.Tools {
-			n := toolNames.name(st.Name, t.Name, &o.notices)
-			r := route{server: st.Name, name: t.Name}
-			if !p.Allows(st.Name, t.Name) {
-				r.hidden = fmt.Sprintf("hidden by profile %s (profiles.%s.tools.%s)", name, registry.TOMLKey(name), registry.TOMLKey(st.Name))
-			} else if g.opts.HeldTool != nil {
-				if why := g.opts.HeldTool(st.Name, t); why != "" {
-					r.hidden = "held: " + why
-				}
-			}
-			o.toolRoutes[n] = r
-			if !m.Offered || r.hidden != "" {
-				continue
-			}
-			m.Tools++
-			entries = append(entries, toolsearch.Entry{Name: n, Server: st.Name, Tool: t})
-			if search && !p.Pinned(st.Name, t.Name) {
-				continue // found through search_tools, not listed
-			}
-			nt := *t
-			nt.Name = n
-			if nt.Title == "" {
-				nt.Title = t.Name
-			}
-			o.tools = append(o.tools, &nt)
-		}
-		for _, pr := range cat.Prompts {
-			n := promptNames.name(st.Name, pr.Name, &o.notices)
-			o.promptRoutes[n] = route{server: st.Name, name: pr.Name}
-			if m.Offered {
-				np := *pr
-				np.Name = n
-				o.prompts = append(o.prompts, &np)
-			}
-		}
-		for _, r := range cat.Resources {
-			if prev, dup := uriOwner[r.URI]; dup {
-				o.notices = append(o.notices, fmt.Sprintf("resource %s is offered by %s and %s: reads go to %s", r.URI, prev, st.Name, prev))
-				continue
-			}
-			uriOwner[r.URI] = st.Name
-			o.uriRoutes[r.URI] = st.Name
-			if m.Offered {
-				o.resources = append(o.resources, r)
-			}
-		}
-		for _, t := range cat.Templates {
-			if tmpl, err := uritemplate.New(t.URITemplate); err == nil {
-				o.tmplRoutes = append(o.tmplRoutes, templateRoute{server: st.Name, tmpl: tmpl})
-			}
-			if m.Offered {
-				o.templates = append(o.templates, t)
-			}
-		}
-		if m.Offered && m.Tools > manyTools && !search {
-			o.notices = append(o.notices, fmt.Sprintf("server %s offers %d tools: clients may load only some; give profile %s an allow list (profiles.%s.tools.%s) or exposure = \"search\"",
-				st.Name, m.Tools, name, registry.TOMLKey(name), registry.TOMLKey(st.Name)))
-		}
-		if m.Offered {
-			if c := cat.Capabilities; c != nil {
-				if c.Resources != nil && c.Resources.Subscribe {
-					caps.Resources.Subscribe = true
-				}
-				if c.Logging != nil {
-					caps.Logging = &mcp.LoggingCapabilities{}
-				}
-				if c.Completions != nil {
-					caps.Completions = &mcp.CompletionCapabilities{}
-				}
-			}
-			if s := strings.TrimSpace(cat.Instructions); s != "" {
-				instr = append(instr, "## "+st.Name+"\n\n"+s)
-			}
-		}
-		o.members = append(o.members, m)
+		o.members = append(o.members, b.addMember(st))
 	}
-	if search {
-		o.search = searchtools.New(toolsearch.New(entries), callThroughSearch)
+	if b.search {
+		o.search = searchtools.New(toolsearch.New(b.entries), callThroughSearch)
 		o.tools = append(o.search.Tools(), o.tools...) // the pinned tools follow the three
 	}
-	o.caps = caps
-	if len(instr) > 0 {
-		o.instructions = fmt.Sprintf("mcptray profile %s: the tools, prompts and instructions of %d servers; names are SERVER%sNAME.\n\n", name, len(instr), sep) +
-			strings.Join(instr, "\n\n")
+	o.caps = b.caps
+	if len(b.instr) > 0 {
+		o.instructions = fmt.Sprintf("mcptray profile %s: the tools, prompts and instructions of %d servers; names are SERVER%sNAME.\n\n", name, len(b.instr), sep) +
+			strings.Join(b.instr, "\n\n")
 	}
 	o.toolsKey = listKey(o.tools)
 	o.promptsKey = listKey(o.prompts)
@@ -543,6 +454,136 @@ func (g *Gateway) computeOffer(name string, p *registry.Profile, sep string, sna
 		g.opts.Logger.Info("aggregate", "profile", name, "notice", n)
 	}
 	return o
+}
+
+// offerBuilder is one computeOffer under way: the names taken so far, the
+// owners of resource URIs, the search index's entries, the merged
+// capabilities and instructions.
+type offerBuilder struct {
+	g                      *Gateway
+	o                      *offer
+	name                   string
+	p                      *registry.Profile
+	toolNames, promptNames namer
+	uriOwner               map[string]string
+	search                 bool
+	entries                []toolsearch.Entry
+	caps                   *mcp.ServerCapabilities
+	instr                  []string
+}
+
+// addMember adds one server of the profile: its routes whenever its
+// catalogue is known, and what it offers when it also serves.
+func (b *offerBuilder) addMember(st *supervisor.ServerState) ProfileServer {
+	m := ProfileServer{Name: st.Name, State: st.State}
+	ok, why := serves(st)
+	m.Why = why
+	cat := b.g.cats.of(st)
+	if cat == nil {
+		return m
+	}
+	m.Catalogue = "live"
+	if cat.fromDisk {
+		m.Catalogue = "remembered"
+	}
+	m.Offered = ok
+	b.g.observeTools(st.Name, cat.Tools)
+	m.Tools = b.addTools(st.Name, cat.Tools, m.Offered)
+	b.addPrompts(st.Name, cat.Prompts, m.Offered)
+	b.addResources(st.Name, cat, m.Offered)
+	if !m.Offered {
+		return m
+	}
+	if m.Tools > manyTools && !b.search {
+		b.o.notices = append(b.o.notices, fmt.Sprintf("server %s offers %d tools: clients may load only some; give profile %s an allow list (profiles.%s.tools.%s) or exposure = \"search\"",
+			st.Name, m.Tools, b.name, registry.TOMLKey(b.name), registry.TOMLKey(st.Name)))
+	}
+	if c := cat.Capabilities; c != nil {
+		if c.Resources != nil && c.Resources.Subscribe {
+			b.caps.Resources.Subscribe = true
+		}
+		if c.Logging != nil {
+			b.caps.Logging = &mcp.LoggingCapabilities{}
+		}
+		if c.Completions != nil {
+			b.caps.Completions = &mcp.CompletionCapabilities{}
+		}
+	}
+	if s := strings.TrimSpace(cat.Instructions); s != "" {
+		b.instr = append(b.instr, "## "+st.Name+"\n\n"+s)
+	}
+	return m
+}
+
+// addTools routes a server's tools under their aggregate names and, when
+// it is offered, lists those the profile shows; it returns how many are
+// offered (listed or found through search).
+func (b *offerBuilder) addTools(server string, tools []*mcp.Tool, offered bool) int {
+	n := 0
+	for _, t := range tools {
+		name := b.toolNames.name(server, t.Name, &b.o.notices)
+		r := route{server: server, name: t.Name}
+		if !b.p.Allows(server, t.Name) {
+			r.hidden = fmt.Sprintf("hidden by profile %s (profiles.%s.tools.%s)", b.name, registry.TOMLKey(b.name), registry.TOMLKey(server))
+		} else if b.g.opts.HeldTool != nil {
+			if why := b.g.opts.HeldTool(server, t); why != "" {
+				r.hidden = "held: " + why
+			}
+		}
+		b.o.toolRoutes[name] = r
+		if !offered || r.hidden != "" {
+			continue
+		}
+		n++
+		b.entries = append(b.entries, toolsearch.Entry{Name: name, Server: server, Tool: t})
+		if b.search && !b.p.Pinned(server, t.Name) {
+			continue // found through search_tools, not listed
+		}
+		nt := *t
+		nt.Name = name
+		if nt.Title == "" {
+			nt.Title = t.Name
+		}
+		b.o.tools = append(b.o.tools, &nt)
+	}
+	return n
+}
+
+// addPrompts routes a server's prompts and lists them when it is offered.
+func (b *offerBuilder) addPrompts(server string, prompts []*mcp.Prompt, offered bool) {
+	for _, pr := range prompts {
+		n := b.promptNames.name(server, pr.Name, &b.o.notices)
+		b.o.promptRoutes[n] = route{server: server, name: pr.Name}
+		if offered {
+			np := *pr
+			np.Name = n
+			b.o.prompts = append(b.o.prompts, &np)
+		}
+	}
+}
+
+// addResources routes a server's resources (the first server to offer a
+// URI keeps it) and templates, and lists them when it is offered.
+func (b *offerBuilder) addResources(server string, cat *catalogue, offered bool) {
+	for _, r := range cat.Resources {
+		if prev, dup := b.uriOwner[r.URI]; dup {
+			b.o.notices = append(b.o.notices, fmt.Sprintf("resource %s is offered by %s and %s: reads go to %s", r.URI, prev, server, prev))
+			continue
+		}
+		b.uriOwner[r.URI] = server
+		b.o.uriRoutes[r.URI] = server
+		if offered {
+			b.o.resources = append(b.o.resources, r)
+		}
+	}
+	for _, t := range cat.Templates {
+		if tmpl, err := uritemplate.New(t.URITemplate); err == nil {
+			b.o.tmplRoutes = append(b.o.tmplRoutes, templateRoute{server: server, tmpl: tmpl})
+		}
+		if offered {
+			b.o.templates = append(b.o.templates, t)
+		}
+	}
 }
 
 func listKey(v any) string {
