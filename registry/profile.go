@@ -237,109 +237,132 @@ func parseProfiles(cfg *Config, md toml.MetaData, p toml.Primitive, addAt func(s
 		}
 	}
 	for _, name := range names {
-		pr := &Profile{Name: name}
-		fail := func(msg string, key []string, value string) {
-			full := append([]string{"profiles", name}, key...)
-			if pr.Invalid == nil {
-				pr.Invalid = fmt.Errorf("profiles.%s: %s", TOMLKey(name), msg)
-			}
-			addAt(SeverityError, fmt.Sprintf("profiles.%s: %s", TOMLKey(name), msg), full, value)
+		pp := &profileParser{cfg: cfg, md: md, pr: &Profile{Name: name}, addAt: addAt}
+		pp.parse(profiles[name])
+		cfg.Profiles = append(cfg.Profiles, pp.pr)
+	}
+}
+
+// profileParser reads one [profiles.NAME] table into pr.
+type profileParser struct {
+	cfg   *Config
+	md    toml.MetaData
+	pr    *Profile
+	addAt func(sev Severity, msg string, key []string, value string)
+}
+
+// fail records an error at key (under profiles.NAME); the profile's
+// Invalid is the first.
+func (pp *profileParser) fail(msg string, key []string, value string) {
+	name := pp.pr.Name
+	full := append([]string{"profiles", name}, key...)
+	if pp.pr.Invalid == nil {
+		pp.pr.Invalid = fmt.Errorf("profiles.%s: %s", TOMLKey(name), msg)
+	}
+	pp.addAt(SeverityError, fmt.Sprintf("profiles.%s: %s", TOMLKey(name), msg), full, value)
+}
+
+func (pp *profileParser) parse(p toml.Primitive) {
+	pr, name := pp.pr, pp.pr.Name
+	var v any
+	_ = pp.md.PrimitiveDecode(p, &v)
+	m, ok := v.(map[string]any)
+	if !ok {
+		pp.fail(fmt.Sprintf("must be a table ([profiles.%s]), not %s", TOMLKey(name), tomlType(v)), nil, "")
+		return
+	}
+	if !ValidName(name) {
+		pp.fail("a profile's name must be 1-64 letters, digits, '-' or '_' (it names the client entry mcptray-NAME and a URL)", nil, "")
+	}
+	if raw, ok := m["servers"]; ok {
+		list, err := stringList(raw)
+		if err != nil {
+			pp.fail("servers "+err.Error(), []string{"servers"}, "")
 		}
-		var v any
-		_ = md.PrimitiveDecode(profiles[name], &v)
-		m, ok := v.(map[string]any)
+		pr.Servers = list
+		if pr.Servers == nil {
+			pr.Servers = []string{}
+		}
+	}
+	if raw, ok := m["exposure"]; ok {
+		s, _ := raw.(string)
+		switch Exposure(s) {
+		case ExposureAll, ExposureSearch:
+			pr.Exposure = Exposure(s)
+		default:
+			pp.fail(fmt.Sprintf(`exposure must be "all" (every tool, namespaced) or "search" (search, describe and call tools), not %s`, tomlValue(raw)), []string{"exposure"}, "")
+		}
+	}
+	if raw, ok := m["tools"]; ok {
+		pp.parseTools(raw)
+	}
+	switch {
+	case pr.Servers == nil && name != DefaultProfile:
+		pp.fail("the profile holds no servers: list them, e.g. servers = [\"github\"]", nil, "")
+	case pr.Servers != nil && len(pr.Servers) == 0:
+		pp.fail("the profile holds no servers: servers is empty", []string{"servers"}, "")
+	}
+	dup := map[string]bool{}
+	for _, s := range pr.Servers {
+		switch srv := pp.cfg.Server(s); {
+		case srv == nil:
+			pp.fail(unknownServer(pp.cfg, s), []string{"servers"}, s)
+		case dup[s]:
+			pp.fail(fmt.Sprintf("servers names %s twice", s), []string{"servers"}, s)
+		case srv.Disabled:
+			pp.addAt(SeverityWarning, fmt.Sprintf("profiles.%s: server %s is disabled: the profile offers nothing of it until it is enabled", TOMLKey(name), s),
+				[]string{"profiles", name, "servers"}, s)
+		}
+		dup[s] = true
+	}
+	pr.Line = lineOf(pp.cfg, "profiles", name)
+}
+
+// parseTools reads [profiles.NAME.tools.SERVER] tables of allow, deny and
+// pin patterns.
+func (pp *profileParser) parseTools(raw any) {
+	pr, name := pp.pr, pp.pr.Name
+	tm, ok := raw.(map[string]any)
+	if !ok {
+		pp.fail(fmt.Sprintf("tools must be a table of [profiles.%s.tools.SERVER] tables, not %s", TOMLKey(name), tomlType(raw)), []string{"tools"}, "")
+	}
+	for _, srv := range orderedKeys(pp.md, tm, "profiles", name, "tools") {
+		fm, ok := tm[srv].(map[string]any)
 		if !ok {
-			fail(fmt.Sprintf("must be a table ([profiles.%s]), not %s", TOMLKey(name), tomlType(v)), nil, "")
-			cfg.Profiles = append(cfg.Profiles, pr)
+			pp.fail(fmt.Sprintf("tools.%s must be a table with allow, deny or pin, not %s", TOMLKey(srv), tomlType(tm[srv])), []string{"tools", srv}, "")
 			continue
 		}
-		if !ValidName(name) {
-			fail("a profile's name must be 1-64 letters, digits, '-' or '_' (it names the client entry mcptray-NAME and a URL)", nil, "")
-		}
-		if raw, ok := m["servers"]; ok {
+		var f ToolFilter
+		for _, key := range filterKeys {
+			raw, ok := fm[key]
+			if !ok {
+				continue
+			}
 			list, err := stringList(raw)
 			if err != nil {
-				fail("servers "+err.Error(), []string{"servers"}, "")
+				pp.fail(fmt.Sprintf("tools.%s.%s %s", TOMLKey(srv), key, err), []string{"tools", srv, key}, "")
 			}
-			pr.Servers = list
-			if pr.Servers == nil {
-				pr.Servers = []string{}
+			if slices.Contains(list, "") {
+				pp.fail(fmt.Sprintf("tools.%s.%s holds an empty pattern", TOMLKey(srv), key), []string{"tools", srv, key}, "")
 			}
-		}
-		if raw, ok := m["exposure"]; ok {
-			s, _ := raw.(string)
-			switch Exposure(s) {
-			case ExposureAll, ExposureSearch:
-				pr.Exposure = Exposure(s)
-			default:
-				fail(fmt.Sprintf(`exposure must be "all" (every tool, namespaced) or "search" (search, describe and call tools), not %s`, tomlValue(raw)), []string{"exposure"}, "")
+			switch key {
+			case "allow":
+				f.Allow = list
+			case "deny":
+				f.Deny = list
+			case "pin":
+				f.Pin = list
 			}
 		}
-		if raw, ok := m["tools"]; ok {
-			tm, ok := raw.(map[string]any)
-			if !ok {
-				fail(fmt.Sprintf("tools must be a table of [profiles.%s.tools.SERVER] tables, not %s", TOMLKey(name), tomlType(raw)), []string{"tools"}, "")
-			}
-			for _, srv := range orderedKeys(md, tm, "profiles", name, "tools") {
-				fm, ok := tm[srv].(map[string]any)
-				if !ok {
-					fail(fmt.Sprintf("tools.%s must be a table with allow, deny or pin, not %s", TOMLKey(srv), tomlType(tm[srv])), []string{"tools", srv}, "")
-					continue
-				}
-				var f ToolFilter
-				for _, key := range filterKeys {
-					raw, ok := fm[key]
-					if !ok {
-						continue
-					}
-					list, err := stringList(raw)
-					if err != nil {
-						fail(fmt.Sprintf("tools.%s.%s %s", TOMLKey(srv), key, err), []string{"tools", srv, key}, "")
-					}
-					if slices.Contains(list, "") {
-						fail(fmt.Sprintf("tools.%s.%s holds an empty pattern", TOMLKey(srv), key), []string{"tools", srv, key}, "")
-					}
-					switch key {
-					case "allow":
-						f.Allow = list
-					case "deny":
-						f.Deny = list
-					case "pin":
-						f.Pin = list
-					}
-				}
-				if pr.Tools == nil {
-					pr.Tools = map[string]ToolFilter{}
-				}
-				pr.Tools[srv] = f
-				if cfg.Server(srv) == nil {
-					fail(unknownServer(cfg, srv), []string{"tools", srv}, "")
-				} else if pr.Servers != nil && !slices.Contains(pr.Servers, srv) {
-					fail(fmt.Sprintf("tools.%s: %s is not one of this profile's servers (add it to servers)", TOMLKey(srv), srv), []string{"tools", srv}, "")
-				}
-			}
+		if pr.Tools == nil {
+			pr.Tools = map[string]ToolFilter{}
 		}
-		switch {
-		case pr.Servers == nil && name != DefaultProfile:
-			fail("the profile holds no servers: list them, e.g. servers = [\"github\"]", nil, "")
-		case pr.Servers != nil && len(pr.Servers) == 0:
-			fail("the profile holds no servers: servers is empty", []string{"servers"}, "")
+		pr.Tools[srv] = f
+		if pp.cfg.Server(srv) == nil {
+			pp.fail(unknownServer(pp.cfg, srv), []string{"tools", srv}, "")
+		} else if pr.Servers != nil && !slices.Contains(pr.Servers, srv) {
+			pp.fail(fmt.Sprintf("tools.%s: %s is not one of this profile's servers (add it to servers)", TOMLKey(srv), srv), []string{"tools", srv}, "")
 		}
-		dup := map[string]bool{}
-		for _, s := range pr.Servers {
-			switch srv := cfg.Server(s); {
-			case srv == nil:
-				fail(unknownServer(cfg, s), []string{"servers"}, s)
-			case dup[s]:
-				fail(fmt.Sprintf("servers names %s twice", s), []string{"servers"}, s)
-			case srv.Disabled:
-				addAt(SeverityWarning, fmt.Sprintf("profiles.%s: server %s is disabled: the profile offers nothing of it until it is enabled", TOMLKey(name), s),
-					[]string{"profiles", name, "servers"}, s)
-			}
-			dup[s] = true
-		}
-		pr.Line = lineOf(cfg, "profiles", name)
-		cfg.Profiles = append(cfg.Profiles, pr)
 	}
 }
 

@@ -73,46 +73,91 @@ func (b *Bundle) Entry(dir string, opts *EntryOptions) (*catalog.Plan, error) {
 	if o.Home == "" {
 		o.Home, _ = os.UserHomeDir()
 	}
-	m := b.Manifest
 	name := o.Name
 	if name == "" {
-		name = catalog.EntryName(m.Name)
+		name = catalog.EntryName(b.Manifest.Name)
 	}
 	if !registry.ValidName(name) {
 		return nil, fmt.Errorf("entry name %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
-	plan := &catalog.Plan{Secrets: map[string]string{}}
 	sep := string(filepath.Separator)
-	fixed := map[string]string{
+	v := &vars{fixed: map[string]string{
 		"__dirname": dir, "HOME": o.Home, "DESKTOP": filepath.Join(o.Home, "Desktop"),
 		"DOCUMENTS": filepath.Join(o.Home, "Documents"), "DOWNLOADS": filepath.Join(o.Home, "Downloads"),
 		"pathSeparator": sep, "/": sep,
+	}}
+	plan := &catalog.Plan{Secrets: map[string]string{}}
+	var err error
+	if v.user, err = b.userValues(name, o.Values, v, plan.Secrets); err != nil {
+		return nil, err
 	}
-	subst := func(s string) string {
-		return varRE.ReplaceAllStringFunc(s, func(mm string) string {
-			if v, ok := fixed[mm[2:len(mm)-1]]; ok {
-				return v
-			}
-			return mm
-		})
+	srv := b.server(name, dir, o.GOOS, v)
+	if err := srv.Validate(); err != nil {
+		return nil, err
 	}
+	plan.Server = srv
+	return plan, nil
+}
 
-	// The values of user_config, as lists (a multiple field has several).
+// vars are the values a bundle's ${…} stand for: the spec's fixed ones
+// (${__dirname}, ${HOME}, …) and the user_config values, as lists (a
+// multiple field has several).
+type vars struct {
+	fixed map[string]string
+	user  map[string][]string
+}
+
+// subst replaces the fixed variables in s.
+func (v *vars) subst(s string) string {
+	return varRE.ReplaceAllStringFunc(s, func(mm string) string {
+		if x, ok := v.fixed[mm[2:len(mm)-1]]; ok {
+			return x
+		}
+		return mm
+	})
+}
+
+// fill replaces every variable in s, a multiple user_config value joined
+// with commas.
+func (v *vars) fill(s string) string {
+	return varRE.ReplaceAllStringFunc(v.subst(s), func(mm string) string {
+		if k, ok := strings.CutPrefix(mm[2:len(mm)-1], "user_config."); ok {
+			return strings.Join(v.user[k], ",")
+		}
+		return mm
+	})
+}
+
+// userRef is the user_config field s is, when s is "${user_config.X}" and
+// nothing else.
+func userRef(s string) (string, bool) {
+	mm := varRE.FindStringSubmatch(s)
+	if mm == nil || mm[0] != s {
+		return "", false
+	}
+	return strings.CutPrefix(mm[1], "user_config.")
+}
+
+// userValues are the user_config values of entry name: those given, else
+// the defaults; each checked; a sensitive one goes into secrets and is
+// referred to as ${keyring:…}. A required value nobody gave is a
+// *catalog.MissingError naming all of them.
+func (b *Bundle) userValues(name string, given map[string]string, v *vars, secrets map[string]string) (map[string][]string, error) {
+	m := b.Manifest
 	values := map[string][]string{}
 	var missing []catalog.Field
-	fields := m.Fields()
-	for _, f := range fields {
+	for _, f := range m.Fields() {
 		opt := m.UserConfig[f.Name]
 		var vals []string
-		if v, ok := o.Values[f.Name]; ok && v != "" {
-			vals = []string{v}
+		if x, ok := given[f.Name]; ok && x != "" {
+			vals = []string{x}
 			if opt.Multiple {
-				vals = filepath.SplitList(v)
+				vals = filepath.SplitList(x)
 			}
 		} else {
 			d, _ := opt.defaults()
 			for _, x := range d {
-				vals = append(vals, subst(x))
+				vals = append(vals, v.subst(x))
 			}
 		}
 		if len(vals) == 0 {
@@ -121,14 +166,14 @@ func (b *Bundle) Entry(dir string, opts *EntryOptions) (*catalog.Plan, error) {
 			}
 			continue
 		}
-		for _, v := range vals {
-			if err := checkValue(f.Name, opt, v); err != nil {
+		for _, x := range vals {
+			if err := checkValue(f.Name, opt, x); err != nil {
 				return nil, fmt.Errorf("%s: %w", m.Name, err)
 			}
 		}
 		if opt.Sensitive {
 			n := catalog.SecretName(name, f.Name)
-			plan.Secrets[n] = vals[0]
+			secrets[n] = vals[0]
 			vals = []string{"${keyring:" + n + "}"}
 		}
 		values[f.Name] = vals
@@ -136,58 +181,43 @@ func (b *Bundle) Entry(dir string, opts *EntryOptions) (*catalog.Plan, error) {
 	if len(missing) > 0 {
 		return nil, &catalog.MissingError{Server: name, Fields: missing}
 	}
-	userRef := func(s string) (string, bool) {
-		mm := varRE.FindStringSubmatch(s)
-		if mm == nil || mm[0] != s {
-			return "", false
-		}
-		return strings.CutPrefix(mm[1], "user_config.")
-	}
-	fill := func(s string) string {
-		s = subst(s)
-		return varRE.ReplaceAllStringFunc(s, func(mm string) string {
-			if k, ok := strings.CutPrefix(mm[2:len(mm)-1], "user_config."); ok {
-				return strings.Join(values[k], ",")
-			}
-			return mm
-		})
-	}
+	return values, nil
+}
 
-	cmd, args, env := b.config(o.GOOS)
+// server is the entry that runs the bundle unpacked in dir on goos.
+func (b *Bundle) server(name, dir, goos string, v *vars) *registry.Server {
+	m := b.Manifest
+	cmd, args, env := b.config(goos)
 	srv := &registry.Server{Name: name, Autostart: true, Description: m.Description,
 		Source: "mcpb:" + m.Name + "@" + m.Version}
-	srv.Command = fill(cmd)
+	srv.Command = v.fill(cmd)
 	for _, a := range args {
 		// "${user_config.dirs}" alone is one argument per value, as the
 		// spec says; an unset optional one is left out.
 		if k, ok := userRef(a); ok {
-			srv.Args = append(srv.Args, values[k]...)
+			srv.Args = append(srv.Args, v.user[k]...)
 			continue
 		}
-		srv.Args = append(srv.Args, fill(a))
+		srv.Args = append(srv.Args, v.fill(a))
 	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if uk, ok := userRef(env[k]); ok && len(values[uk]) == 0 {
+		if uk, ok := userRef(env[k]); ok && len(v.user[uk]) == 0 {
 			continue
 		}
 		if srv.Env == nil {
 			srv.Env = map[string]string{}
 		}
-		srv.Env[k] = fill(env[k])
+		srv.Env[k] = v.fill(env[k])
 	}
 	if m.Server.Type == "binary" && !filepath.IsAbs(srv.Command) && strings.ContainsAny(srv.Command, `/\`) {
 		// A binary's command is relative to the bundle.
 		srv.Command = filepath.Join(dir, filepath.FromSlash(srv.Command))
-		if o.GOOS == "windows" && filepath.Ext(srv.Command) == "" {
+		if goos == "windows" && filepath.Ext(srv.Command) == "" {
 			srv.Command += ".exe"
 		}
 	}
 	srv.Cwd = dir
-	if err := srv.Validate(); err != nil {
-		return nil, err
-	}
-	plan.Server = srv
-	return plan, nil
+	return srv
 }
 
 // config is mcp_config with the platform's overrides applied; a uv server
