@@ -16,7 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"mcptray/healthcheck"
 	"mcptray/internal/wine"
 	"mcptray/registry"
 	"mcptray/registry/bundle"
@@ -67,8 +66,8 @@ func pack(t *testing.T, src string) string {
 }
 
 // TestRealBundleRuns packs the echo server with the official tool,
-// installs it, starts the entry, checks it as mcptray does (handshake,
-// discovery, a liveness probe) and calls its tool.
+// installs it, starts the entry with the go-sdk's client (handshake,
+// tools/list, a ping) and calls its tool.
 func TestRealBundleRuns(t *testing.T) {
 	wine.Skip(t, "runs no Node.js here (the bundle is a node server, packed by a node tool)")
 	file := pack(t, filepath.Join("testdata", "echo"))
@@ -125,30 +124,27 @@ func TestRealBundleRuns(t *testing.T) {
 	for k, v := range exp.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	defer func() { stdin.Close(); cancel(); <-exited }()
-
-	sess, err := healthcheck.Connect(ctx, healthcheck.Target{Server: exp, Stdin: stdin, Stdout: stdout, Exited: exited},
-		&healthcheck.Options{ClientName: "bundle-test", ClientVersion: "1"})
+	// The go-sdk's own client: what runs is the entry as written, the
+	// way any MCP client would start it (mcptray's check of a bundle is
+	// app/cli's TestAddBundleEndToEnd).
+	client := mcp.NewClient(&mcp.Implementation{Name: "bundle-test", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	defer sess.Close()
-	rep := sess.Report()
-	if rep.ServerInfo.Name != "mcptray-echo" || len(rep.Tools) != 1 || rep.Tools[0].Name != "echo" {
-		t.Errorf("report: server %+v tools %d", rep.ServerInfo, len(rep.Tools))
+	if info := sess.InitializeResult().ServerInfo; info == nil || info.Name != "mcptray-echo" {
+		t.Errorf("server %+v", info)
 	}
-	if _, err := sess.Probe(ctx); err != nil {
-		t.Fatalf("probe: %v", err)
+	tools, err := sess.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "echo" {
+		t.Fatalf("tools/list: %+v, %v", tools, err)
 	}
-	res, err := sess.CallTool(ctx, "echo", map[string]any{"message": "from a bundle"})
+	if err := sess.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "from a bundle"}})
 	if err != nil {
 		t.Fatal(err)
 	}
