@@ -46,6 +46,7 @@ type controller struct {
 	main      *mainWindow
 	notify    *notifier
 	form      *serverForm          // the Add/Edit form last opened (tests)
+	adding    *addDialog           // the Add dialog's ways in, last opened (tests)
 	openURL   func(*url.URL) error // opens files and links (nil: the app's OpenURL)
 	tnext     uint64               // the next transition to notify (watch goroutine)
 

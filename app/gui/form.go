@@ -554,8 +554,32 @@ func (c *controller) editServer(name string, duplicate bool) {
 	cancel := widget.NewButton("Cancel", func() { d.Hide() })
 	form.onSubmit = save
 	form.onCancel = func() { d.Hide() }
-	d = dialog.NewCustomWithoutButtons(title, container.NewVScroll(form.content), c.win)
-	d.SetButtons([]fyne.CanvasObject{cancel, paste, testBtn, saveBtn})
+	var body fyne.CanvasObject = container.NewVScroll(form.content)
+	formButtons := []fyne.CanvasObject{cancel, paste, testBtn, saveBtn}
+	manualShown := true
+	var tabs *container.AppTabs
+	size := fyne.NewSize(640, 620)
+	if name == "" && !duplicate {
+		// A new server: from the catalog, a bundle or a snippet, or by hand.
+		tabs = c.addSources(body, func(names []string) {
+			d.Hide()
+			c.main.selectServer(names[0])
+		}, func(manual bool) {
+			manualShown = manual
+			if manual {
+				d.SetButtons(formButtons)
+			} else {
+				d.SetButtons([]fyne.CanvasObject{cancel})
+			}
+		})
+		body = tabs
+		size = fyne.NewSize(820, 640)
+	}
+	d = dialog.NewCustomWithoutButtons(title, body, c.win)
+	d.SetButtons(formButtons)
+	if tabs != nil {
+		tabs.OnSelected(tabs.Selected())
+	}
 	// Escape and Enter work with no field focused too.
 	cv := c.win.Canvas()
 	prevKey := cv.OnTypedKey()
@@ -564,11 +588,13 @@ func (c *controller) editServer(name string, duplicate bool) {
 		case fyne.KeyEscape:
 			d.Hide()
 		case fyne.KeyReturn, fyne.KeyEnter:
-			save()
+			if manualShown {
+				save()
+			}
 		}
 	})
 	d.SetOnClosed(func() { cv.SetOnTypedKey(prevKey) })
-	d.Resize(fyne.NewSize(640, 620))
+	d.Resize(size)
 	d.Show()
 	c.form = form
 }

@@ -611,6 +611,7 @@ func TestServerFormTest(t *testing.T) {
 		return st
 	}
 	c.editServer("", false)
+	c.adding.tabs.SelectIndex(3) // Manual
 	f := c.form
 	test.Type(f.name, "x")
 	test.Type(f.command, "nosuchcmd")

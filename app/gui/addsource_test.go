@@ -1,0 +1,138 @@
+package gui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"mcptray/registry"
+	"mcptray/registry/catalog/catalogtest"
+)
+
+// Add server opens on the catalog: a search as the person types lists the
+// registry's servers (here recorded answers served over HTTP), a pick
+// shows its version, source and how it runs, and Add writes the entry
+// `mcptray add` writes, with its source, and selects it in the window.
+func TestAddFromTheCatalog(t *testing.T) {
+	reg := catalogtest.Serve(t, filepath.Join("..", "..", "registry", "catalog", "testdata", "registry", "servers"))
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	if err := os.WriteFile(path, []byte("[settings]\nregistry = \""+reg.URL+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
+	c.editServer("", false)
+	p := c.adding.registry
+	if got := c.adding.tabs.Selected().Text; got != "From the catalog" {
+		t.Fatalf("Add server opened on %q", got)
+	}
+	if !strings.Contains(p.status.Text, "Type to search the MCP Registry ("+reg.URL+")") {
+		t.Errorf("status %q", p.status.Text)
+	}
+	// The registry's answers are shown as they come, in turn: what the
+	// test reads is on its own goroutine, as Fyne's test driver wants.
+	p.async = func(f func()) { f() }
+	p.soon = func(f func()) { f() }
+	tapOverlayButton(t, c.win, "List all")
+	if len(p.results) <= 3 {
+		t.Fatalf("List all: %d servers: %s", len(p.results), p.status.Text)
+	}
+	p.search.SetText("everything")
+	if len(p.results) != 1 || p.results[0].Server.Name != "io.github.modelcontextprotocol/server-everything" {
+		t.Fatalf("searching everything: %d servers: %s", len(p.results), p.status.Text)
+	}
+	if !strings.Contains(strings.Join(reg.Requests(), " "), "search=everything") {
+		t.Errorf("the registry was not asked: %q", reg.Requests())
+	}
+	p.list.Select(0)
+	detail := p.detail.Text
+	for _, want := range []string{"version 2.0.0", "Source: https://github.com/modelcontextprotocol/servers", "mcptray will run the npm package @modelcontextprotocol/server-everything 2.0.0 (stdio)"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("details lack %q:\n%s", want, detail)
+		}
+	}
+	if os.Getenv("MCPTRAY_SCREENSHOTS") != "" {
+		writePNG(t, filepath.Join(os.Getenv("MCPTRAY_SCREENSHOTS"), "add-from-catalog.png"), c.win.Canvas().Capture())
+	}
+	test.Tap(p.add)
+	if !strings.HasPrefix(p.status.Text, "Added ") {
+		t.Fatalf("nothing was added: %s", p.status.Text)
+	}
+	cfg, err := registry.Load(path)
+	if err != nil || len(cfg.Servers) != 1 {
+		t.Fatalf("after the add: %v\n%s", err, cfg.Saved())
+	}
+	s := cfg.Servers[0]
+	if s.Name != "server-everything" || s.Command != "npx" || s.Source != "registry:io.github.modelcontextprotocol/server-everything@2.0.0" {
+		t.Errorf("entry %s: %s %q, source %q", s.Name, s.Command, s.Args, s.Source)
+	}
+	// A server that needs a secret asks for it, hidden, and says so when
+	// it is left empty.
+	c.editServer("", false)
+	p = c.adding.registry
+	p.async, p.soon = func(f func()) { f() }, func(f func()) { f() }
+	p.start()
+	p.search.SetText("brave")
+	if len(p.results) == 0 {
+		t.Fatalf("searching brave: %s", p.status.Text)
+	}
+	p.list.Select(0)
+	if len(p.fields.entries) != 1 || !p.fields.entries[0].Password || !strings.Contains(p.fields.content.Objects[1].(*widget.Label).Text, "BRAVE_API_KEY (required; secret") {
+		t.Errorf("the fields of brave-search: %d entries", len(p.fields.entries))
+	}
+	if os.Getenv("MCPTRAY_SCREENSHOTS") != "" {
+		writePNG(t, filepath.Join(os.Getenv("MCPTRAY_SCREENSHOTS"), "add-from-catalog-fields.png"), c.win.Canvas().Capture())
+	}
+	test.Tap(p.add)
+	if !strings.Contains(p.status.Text, "Fill in BRAVE_API_KEY first") {
+		t.Errorf("Add with the key empty: %q", p.status.Text)
+	}
+	if cfg.Settings.Registry != reg.URL {
+		t.Errorf("the settings were lost: %+v", cfg.Settings)
+	}
+}
+
+// Paste takes any client's snippet: it says what it holds as it is
+// typed, and Add writes every server in it, under a new name when one is
+// taken.
+func TestAddFromAPastedSnippet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	if err := os.WriteFile(path, []byte("[servers.memory]\ncommand = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
+	c.editServer("", false)
+	c.adding.tabs.SelectIndex(2)
+	p := c.adding.paste
+	p.text.SetText(`{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+	 "remote": {"url": "https://example.com/mcp?key=sk-live-123456"}}}`)
+	preview := p.preview.Text
+	if !strings.Contains(preview, "memory: npx -y @modelcontextprotocol/server-memory") || !strings.Contains(preview, "remote: https://example.com/mcp") {
+		t.Errorf("preview:\n%s", preview)
+	}
+	if strings.Contains(preview, "sk-live") {
+		t.Errorf("the preview shows a secret:\n%s", preview)
+	}
+	if p.add.Text != "Add 2 servers" || p.add.Disabled() {
+		t.Errorf("button %q (disabled %v)", p.add.Text, p.add.Disabled())
+	}
+	test.Tap(p.add)
+	cfg, err := registry.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 3 || cfg.Server("memory").Command != "x" || cfg.Server("memory-2") == nil || cfg.Server("remote") == nil {
+		var names []string
+		for _, s := range cfg.Servers {
+			names = append(names, s.Name+"="+s.Command+s.URL)
+		}
+		t.Errorf("servers after the paste: %q", names)
+	}
+	p.text.SetText(`{"mcpServers": {"memory": `)
+	if !p.add.Disabled() || p.preview.Text == "" {
+		t.Errorf("unreadable text: button disabled %v, preview %q", p.add.Disabled(), p.preview.Text)
+	}
+}
