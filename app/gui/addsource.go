@@ -447,10 +447,11 @@ type bundlePane struct {
 	fields  *fieldsForm
 	add     *widget.Button
 	content fyne.CanvasObject
+	async   func(func()) // runs the unpack off the main thread
 }
 
 func (c *controller) newBundlePane(added func([]string)) *bundlePane {
-	p := &bundlePane{c: c, added: added, status: wrapped("An MCP bundle (.mcpb) is a server packed with what it needs to run. mcptray checks it, unpacks it into its data folder and adds its entry."),
+	p := &bundlePane{c: c, added: added, async: func(f func()) { go f() }, status: wrapped("An MCP bundle (.mcpb) is a server packed with what it needs to run. mcptray checks it, unpacks it into its data folder and adds its entry."),
 		detail: wrapped(""), fields: newFieldsForm()}
 	choose := widget.NewButton("Choose a bundle…", func() {
 		d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
@@ -515,7 +516,7 @@ func (p *bundlePane) addBundle() {
 	}
 	p.add.Disable()
 	p.status.SetText("Unpacking and adding the bundle…")
-	go func() {
+	p.async(func() {
 		a, err := app.PlanBundleAdd(context.Background(), path, o)
 		var names []string
 		if err == nil {
@@ -530,7 +531,7 @@ func (p *bundlePane) addBundle() {
 			p.status.SetText("Added " + strings.Join(names, ", ") + ".")
 			p.added(names)
 		})
-	}()
+	})
 }
 
 // pastePane adds the entries of a snippet: any AI client's JSON, Codex's

@@ -1,8 +1,11 @@
 package gui
 
 import (
+	"archive/zip"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,5 +137,77 @@ func TestAddFromAPastedSnippet(t *testing.T) {
 	p.text.SetText(`{"mcpServers": {"memory": `)
 	if !p.add.Disabled() || p.preview.Text == "" {
 		t.Errorf("unreadable text: button disabled %v, preview %q", p.add.Disabled(), p.preview.Text)
+	}
+}
+
+// From a bundle: the file's manifest is shown with what it needs, and Add
+// unpacks it into the data folder and writes its entry, with its source.
+func TestAddFromABundle(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data)
+	src := filepath.Join("..", "..", "registry", "bundle", "testdata", "echo")
+	raw, err := os.ReadFile(filepath.Join(src, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the sensitive field, which would need a keyring here.
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m["user_config"].(map[string]any), "api_key")
+	delete(m["server"].(map[string]any)["mcp_config"].(map[string]any), "env")
+	manifest, _ := json.Marshal(m)
+	index, err := os.ReadFile(filepath.Join(src, "server", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "echo.mcpb")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for name, body := range map[string][]byte{"manifest.json": manifest, "server/index.js": index} {
+		w, _ := zw.Create(name)
+		w.Write(body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, nil, 0o600)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
+	c.editServer("", false)
+	c.adding.tabs.SelectIndex(1)
+	p := c.adding.bundle
+	p.async = func(f func()) { f() }
+	p.open(file)
+	if !strings.Contains(p.detail.Text, "mcptray-echo, version 1.0.0") || len(p.fields.entries) != 1 || p.add.Disabled() {
+		t.Fatalf("the bundle shows %q with %d fields (Add disabled %v)", p.detail.Text, len(p.fields.entries), p.add.Disabled())
+	}
+	test.Type(p.fields.entries[0], "bonjour")
+	test.Tap(p.add)
+	cfg, err := registry.Load(path)
+	if err != nil || len(cfg.Servers) != 1 {
+		t.Fatalf("after Add (%s): %v", p.status.Text, err)
+	}
+	s := cfg.Servers[0]
+	folder := filepath.Join(data, "mcptray", "bundles", "mcptray-echo", "1.0.0")
+	if s.Source != "mcpb:mcptray-echo@1.0.0" || s.Cwd != folder || !slices.Contains(s.Args, "bonjour") {
+		t.Errorf("entry %+v", s)
+	}
+	if _, err := os.Stat(filepath.Join(folder, "server", "index.js")); err != nil {
+		t.Errorf("not unpacked: %v", err)
+	}
+
+	// A file that is no bundle says so, and offers no Add.
+	bad := filepath.Join(t.TempDir(), "bad.mcpb")
+	os.WriteFile(bad, []byte("not a zip"), 0o600)
+	p.open(bad)
+	if !p.add.Disabled() || p.detail.Text == "" {
+		t.Errorf("a bad file: Add disabled %v, %q", p.add.Disabled(), p.detail.Text)
 	}
 }
