@@ -295,13 +295,23 @@ func TestHungServerIsReplaced(t *testing.T) {
 	cs := e.connect(nil, "c")
 	first := callText(t, cs, "pid", nil)
 	pid := e.pid()
+	// The call is in flight at the server (it wrote began) before the
+	// server hangs: on a loaded machine a call sent after the SIGSTOP can
+	// reach the new process, which is not what this test is about.
+	began := filepath.Join(t.TempDir(), "began")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": -1, "began": began}})
+		res <- err
+	}()
+	waitFor(t, "the call to begin at the server", func() bool { _, err := os.Stat(began); return err == nil })
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(pid, syscall.SIGKILL)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "stuck"}})
+	err := <-res
 	if err == nil || !strings.Contains(err.Error(), "restarted while this request was in flight") {
 		t.Fatalf("a call to the stopped server ended with %v; want the restart named", err)
 	}

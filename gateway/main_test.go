@@ -18,6 +18,7 @@ import (
 	"mcptray/demo"
 	"mcptray/gateway"
 	"mcptray/healthcheck"
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -406,11 +407,7 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 // waitFor polls cond (state kept by other goroutines) until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// A hang guard, not a time the test claims: a server of 10,000 tools
+	// under -race on a loaded machine takes most of a minute to be ready.
+	testenv.Eventually(t, 90*time.Second, cond, "timed out waiting for %s", what)
 }
