@@ -61,7 +61,7 @@ func TestReloadDuringInPlaceSave(t *testing.T) {
 				return
 			}
 			close(truncated)
-			t0 := time.Now() // the file is empty from here
+			t0 := time.Now()                 // the file is empty from here
 			time.Sleep(2 * time.Millisecond) // the editor is writing
 			_, err = f.WriteString(full[:len(full)/2])
 			t1 := time.Now() // half written from here
