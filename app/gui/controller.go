@@ -105,7 +105,7 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	dirty := false
-	lastRefresh := time.Now()
+	lastRefresh, lastHeld := time.Now(), time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -113,6 +113,14 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 		case <-c.eng.Changes():
 			dirty = true
 		case now := <-tick.C:
+			if now.Sub(lastHeld) >= heldPoll {
+				lastHeld = now
+				fyne.Do(func() {
+					if c.main != nil {
+						c.main.held.refresh()
+					}
+				})
+			}
 			if dirty || now.Sub(lastRefresh) >= time.Second {
 				dirty = false
 				lastRefresh = now

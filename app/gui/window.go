@@ -25,6 +25,7 @@ type mainWindow struct {
 	snap supervisor.Snapshot
 
 	selected string // the server the details show ("" for none)
+	held     *heldBanner
 	servers  *serverList
 	bulk     *bulkPanel
 	empty    *emptyState
@@ -172,8 +173,10 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	exportBtn := widget.NewButton("Export…", func() { m.c.showExport("") })
 	notify := widget.NewCheck("Desktop notifications", c.notify.SetEnabled)
 	notify.SetChecked(c.notify.Enabled())
-	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(4, addBtn, importBtn, exportBtn, m.checkBtn), widget.NewSeparator()),
+	m.held = newHeldBanner(c)
+	left := container.NewBorder(container.NewVBox(container.NewGridWithColumns(4, addBtn, importBtn, exportBtn, m.checkBtn), m.held.content, widget.NewSeparator()),
 		container.NewVBox(m.checkLine, widget.NewSeparator(), notify), nil, nil, m.servers.content)
+	m.held.relayout = left.Refresh
 	split := container.NewHSplit(left, container.NewStack(m.details, m.bulk.content, m.empty.content))
 	split.Offset = 0.3
 	m.warning = widget.NewLabel("")
