@@ -32,7 +32,8 @@ func newConfigBar(c *controller) *configBar {
 	b.path.Truncation = fyne.TextTruncateEllipsis
 	b.open = widget.NewButtonWithIcon("Open config file", theme.FileTextIcon(), c.openConfigFile)
 	reload := widget.NewButtonWithIcon("Reload", theme.ViewRefreshIcon(), c.reloadConfig)
-	b.footer = container.NewBorder(nil, nil, nil, container.NewHBox(b.open, reload), b.path)
+	profiles := widget.NewButton("Profiles…", c.showProfiles)
+	b.footer = container.NewBorder(nil, nil, nil, container.NewHBox(profiles, b.open, reload), b.path)
 
 	b.problem = widget.NewLabel("")
 	b.problem.Wrapping = fyne.TextWrapWord

@@ -75,8 +75,9 @@ type controller struct {
 
 	// host is where the servers run; gw is the daemon's gateway by server
 	// name, as last polled (nil when there is none to poll).
-	host engineHost
-	gw   map[string]control.GatewayServer
+	host       engineHost
+	gw         map[string]control.GatewayServer
+	gwProfiles []control.GatewayProfile // the gateway's profiles, as last polled
 
 	// saveMu serialises read-modify-write of the config file.
 	saveMu sync.Mutex

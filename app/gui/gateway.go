@@ -160,8 +160,9 @@ func (c *controller) setGateway(gi *control.GatewayInfo, pid int) {
 	}
 	// Without an answer no count is shown: a stale one would say clients
 	// are connected that may be gone.
-	c.gw = nil
+	c.gw, c.gwProfiles = nil, nil
 	if gi != nil {
+		c.gwProfiles = gi.Profiles
 		c.gw = make(map[string]control.GatewayServer, len(gi.Servers))
 		for _, s := range gi.Servers {
 			c.gw[s.Name] = s

@@ -193,6 +193,17 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 	c.setGateway(gi, 0)
 	c.apply(c.eng.Snapshot())
 
+	// Profiles: the default one, over demo, and how a client reaches it.
+	c.showProfiles()
+	if text := overlayText(c.win); !strings.Contains(text, "default") || !strings.Contains(text, "• demo: ") ||
+		!strings.Contains(text, "Clients run: ") || !strings.Contains(text, " connect") {
+		t.Errorf("the Profiles dialog:\n%s", text)
+	}
+	if dir := os.Getenv("MCPTRAY_SCREENSHOTS"); dir != "" {
+		writePNG(t, filepath.Join(dir, "profiles.png"), c.win.Canvas().Capture())
+	}
+	tapOverlayButton(t, c.win, "Close")
+
 	// The tray: three clients, and Quit says what stays.
 	menu := buildTrayMenu(c.snap, c.clientCounts(), "", c.trayActions())
 	labels := menuLabels(menu)
