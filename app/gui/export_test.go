@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,12 +37,28 @@ restart = "sometimes"
 		t.Fatal(err)
 	}
 	c := newTestController(t, newFakeEngine(sampleSnapshot()), cfgPath)
+	c.env.Exe = "/usr/local/bin/mcptray"
 	offered, ticked, err := c.exportChoices()
 	if err != nil || !slices.Equal(offered, []string{"gh", "off"}) || !slices.Equal(ticked, []string{"gh"}) {
 		t.Fatalf("choices %v %v %v", offered, ticked, err)
 	}
 	e := c.newExportDialog(offered, ticked)
 	selectClient(t, e, "claude-code")
+	// Through mcptray by default: the one entry, as install writes it.
+	if e.route.Selected != "One entry: mcptray" || !e.servers.Disabled() || e.profile.Disabled() {
+		t.Errorf("route %q, servers disabled %v, profile disabled %v", e.route.Selected, e.servers.Disabled(), e.profile.Disabled())
+	}
+	if got := e.snippet.Text; !strings.Contains(got, `"mcptray": {`) || !strings.Contains(got, `"args": ["connect", "--config", `+jsonQuote(cfgPath)+`]`) || strings.Contains(got, "ghp_") || strings.Contains(got, "server-github") {
+		t.Errorf("one entry:\n%s", got)
+	}
+	if !strings.Contains(e.notes.Text, "One entry, mcptray, running mcptray connect --config") || !strings.Contains(e.notes.Text, "profile default (gh)") {
+		t.Errorf("route said: %q", e.notes.Text)
+	}
+	e.route.SetSelected("Per server, through mcptray")
+	if got := e.snippet.Text; !strings.Contains(got, `"gh": {`) || !strings.Contains(got, `"/usr/local/bin/mcptray"`) || strings.Contains(got, "server-github") || e.servers.Disabled() {
+		t.Errorf("per server through mcptray:\n%s", got)
+	}
+	e.route.SetSelected("Direct, without mcptray")
 	if !slices.Equal(e.output.Options, []string{"Config snippet", "Add command"}) {
 		t.Errorf("outputs %v", e.output.Options)
 	}
@@ -74,6 +91,11 @@ restart = "sometimes"
 	}
 }
 
+func jsonQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // selectClient picks a client in the dialog by its ID.
 func selectClient(t *testing.T, e *exportDialog, id string) {
 	t.Helper()
@@ -95,7 +117,10 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("PATH", t.TempDir())
 	os.MkdirAll(filepath.Join(home, ".cursor"), 0o755)
-	cfgPath := filepath.Join(t.TempDir(), "servers.toml")
+	// The default config: the entries name no --config, and the markup
+	// holds no temporary path.
+	cfgPath := filepath.Join(home, ".config", "mcptray", "servers.toml")
+	os.MkdirAll(filepath.Dir(cfgPath), 0o755)
 	var b strings.Builder
 	for i := range 30 {
 		fmt.Fprintf(&b, "[servers.server-%02d]\ncommand = \"/bin/sh\"\n\n", i+1)
@@ -105,6 +130,7 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 
 	eng := newFakeEngine(manySnapshot(30))
 	c := newTestController(t, eng, cfgPath)
+	c.env.Exe = "/usr/local/bin/mcptray"
 	c.apply(eng.Snapshot())
 	offered, ticked, err := c.exportChoices()
 	if err != nil || len(offered) != 30 || len(ticked) != 26 || slices.Contains(ticked, "server-05") || slices.Contains(ticked, "server-28") {
@@ -117,9 +143,14 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	if e.servers.Horizontal || !e.copyBtn.Visible() || e.copyBtn.Disabled() {
 		t.Errorf("servers horizontal %v; copy disabled %v", e.servers.Horizontal, e.copyBtn.Disabled())
 	}
+	if !strings.Contains(e.snippet.Text, `"mcptray"`) || strings.Contains(e.snippet.Text, "server-01") || !strings.Contains(e.notes.Text, "the 30 servers of profile default") {
+		t.Errorf("one entry:\n%.300s\n%s", e.snippet.Text, e.notes.Text)
+	}
+	e.route.SetSelected("Per server, through mcptray")
 	if !strings.Contains(e.snippet.Text, "server-01") || strings.Contains(e.snippet.Text, "broken") || strings.Contains(e.snippet.Text, "server-05") {
 		t.Errorf("snippet:\n%.300s", e.snippet.Text)
 	}
+	e.route.SetSelected("One entry: mcptray")
 	w := test.NewTempWindow(t, e.content)
 	w.Resize(fyne.NewSize(820, 640))
 	if h := e.content.MinSize().Height; h > 640 {
@@ -142,6 +173,7 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	}
 	// A per-server export of a healthy one, with a broken one in the file.
 	e3 := c.newExportDialog(offered, []string{"server-02"})
+	e3.route.SetSelected("Per server, through mcptray")
 	if !strings.Contains(e3.snippet.Text, "server-02") || e3.copyBtn.Disabled() {
 		t.Errorf("per-server export: %q", e3.notes.Text)
 	}
