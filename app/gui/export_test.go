@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app"
 	"mcptray/registry"
 	"mcptray/registry/clients"
 )
@@ -176,5 +178,89 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	e3.route.SetSelected("Per server, through mcptray")
 	if !strings.Contains(e3.snippet.Text, "server-02") || e3.copyBtn.Disabled() {
 		t.Errorf("per-server export: %q", e3.notes.Text)
+	}
+}
+
+// The dialog's Install writes what `mcptray install` writes: the one entry
+// by default, replacing the per-server entries mcptray wrote, and per
+// server through mcptray when asked; the tray's Copy config copies a
+// server's entry through mcptray, never the server's own command.
+func TestExportDialogInstallsThroughMcptray(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	cfgPath := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(cfgPath, []byte("[servers.gh]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-github\"]\nenv = { GITHUB_PERSONAL_ACCESS_TOKEN = \"ghp_literal_2\" }\n\n[servers.files]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/tmp\"]\n"), 0o600)
+	file := filepath.Join(home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), cfgPath)
+	c.env.Exe = "/usr/local/bin/mcptray"
+	entries := func() map[string][]any {
+		t.Helper()
+		var v struct {
+			MCPServers map[string]struct {
+				Command string
+				Args    []any
+			} `json:"mcpServers"`
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%v:\n%s", err, b)
+		}
+		out := map[string][]any{}
+		for n, e := range v.MCPServers {
+			out[n] = append([]any{e.Command}, e.Args...)
+		}
+		return out
+	}
+	install := func(e *exportDialog) {
+		t.Helper()
+		e.confirmInstall()
+		tapOverlayButton(t, c.win, "Install")
+	}
+
+	e := c.newExportDialog([]string{"gh", "files"}, []string{"gh", "files"})
+	selectClient(t, e, "cursor")
+	e.route.SetSelected(app.RoutePerServer.Label())
+	install(e)
+	if got := entries(); len(got) != 2 || fmt.Sprint(got["gh"]) != fmt.Sprint([]any{"/usr/local/bin/mcptray", "connect", "--config", cfgPath, "gh"}) {
+		t.Fatalf("per server through mcptray: %v", got)
+	}
+	e.route.SetSelected(app.RouteOne.Label())
+	e.confirmInstall()
+	if say := overlayText(c.win); !strings.Contains(say, "mcptray replaces the per-server entries mcptray wrote (gh, files)") {
+		t.Errorf("the confirmation does not say the per-server entries go:\n%s", say)
+	}
+	tapOverlayButton(t, c.win, "Install")
+	if got := entries(); len(got) != 1 || fmt.Sprint(got["mcptray"]) != fmt.Sprint([]any{"/usr/local/bin/mcptray", "connect", "--config", cfgPath}) {
+		t.Fatalf("the one entry: %v", got)
+	}
+	if b, _ := os.ReadFile(file); strings.Contains(string(b), "ghp_literal_2") || strings.Contains(string(b), "server-github") {
+		t.Errorf("the file holds the server's own settings:\n%s", b)
+	}
+
+	// A server's own Export… opens on its entry through mcptray.
+	c.showExport("files")
+	if top := c.win.Canvas().Overlays().Top(); top == nil {
+		t.Fatal("no export dialog")
+	}
+	if say := overlayText(c.win); !strings.Contains(say, "One entry per server (1), each through mcptray") {
+		t.Errorf("a server's Export… says:\n%s", say)
+	}
+
+	// The tray's Copy config.
+	c.app.Clipboard().SetContent("")
+	c.copyConfig("gh", "claude-code")
+	deadline := time.Now().Add(30 * time.Second)
+	for c.app.Clipboard().Content() == "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := c.app.Clipboard().Content()
+	if !strings.Contains(got, `"gh": {`) || !strings.Contains(got, `"args": ["connect", "--config", `+jsonQuote(cfgPath)+`, "gh"]`) ||
+		strings.Contains(got, "server-github") || strings.Contains(got, "ghp_literal_2") || strings.Contains(got, "GITHUB_PERSONAL_ACCESS_TOKEN") {
+		t.Errorf("Copy config copied:\n%s", got)
 	}
 }
