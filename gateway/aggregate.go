@@ -34,6 +34,7 @@ type aggSession struct {
 	since   time.Time
 	front   *mcp.Server
 	failed  bool // the profile could not be served: front answers errors
+	trace   *traceRing
 
 	mu       sync.Mutex // protects the fields below
 	ss       *mcp.ServerSession
@@ -85,6 +86,7 @@ func (g *Gateway) newAggregate(profile string, peer Peer) *aggSession {
 		a.failed = true
 		a.front = errorFront("mcptray", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcptray: " + o.err.Error()})
 	} else {
+		a.trace = g.profileTrace(profile) // before the front: its middlewares add to it
 		a.front = a.newFront(o)
 		a.told = [3]string{o.toolsKey, o.promptsKey, o.resourcesKey}
 	}
@@ -110,7 +112,8 @@ func (a *aggSession) newFront(o *offer) *mcp.Server {
 		opts.UnsubscribeHandler = a.unsubscribe
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptray", Title: "mcptray profile " + a.profile, Version: "profile-" + a.profile}, opts)
-	s.AddReceivingMiddleware(a.dispatch)
+	s.AddReceivingMiddleware(a.traceIn, a.dispatch)
+	s.AddSendingMiddleware(a.traceOut)
 	return s
 }
 

@@ -151,3 +151,55 @@ func (h *hub) traceFrame(f Frame) {
 func (g *Gateway) TraceSince(name string, since uint64) ([]Frame, uint64, <-chan struct{}) {
 	return g.hub(name).trace.since(since)
 }
+
+// profileTrace is profile name's trace: every frame of its aggregate
+// sessions as their clients see them, the requests the aggregate answers
+// itself (the handshake, the lists, search) with the ones it routes.
+// Routed requests are also in the trace of the server they went to,
+// under the server's own names.
+func (g *Gateway) profileTrace(name string) *traceRing {
+	g.ptMu.Lock()
+	defer g.ptMu.Unlock()
+	r := g.ptraces[name]
+	if r == nil {
+		if g.ptraces == nil {
+			g.ptraces = map[string]*traceRing{}
+		}
+		r = newTraceRing(g.opts.TraceFrames)
+		r.secrets = g.psecrets
+		g.ptraces[name] = r
+	}
+	return r
+}
+
+// KnownProfile reports whether profile name is configured (default always
+// is).
+func (g *Gateway) KnownProfile(name string) bool {
+	p, _, _ := g.profile(name)
+	return p != nil
+}
+
+// ProfileTraceSince returns profile name's trace frames numbered since or
+// later, the number to ask from next, and a channel closed at the next
+// frame.
+func (g *Gateway) ProfileTraceSince(name string, since uint64) ([]Frame, uint64, <-chan struct{}) {
+	return g.profileTrace(name).since(since)
+}
+
+// traceIn and traceOut are an aggregate front's middlewares, as a
+// server's front has them: what the client sends, and what the
+// aggregate sends it.
+func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
+	return healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientIn, a.g.opts.Now)(next)
+}
+
+func (a *aggSession) traceOut(next mcp.MethodHandler) mcp.MethodHandler {
+	return healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientOut, a.g.opts.Now)(next)
+}
+
+func (a *aggSession) traceFrame(f Frame) {
+	if f.Kind == "error" && strings.Contains(f.Body, context.Canceled.Error()) {
+		f.Kind, f.Body = "cancelled", "cancelled: the client cancelled the request or went away"
+	}
+	a.trace.add(f)
+}

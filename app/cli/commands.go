@@ -110,8 +110,8 @@ func init() {
 		},
 		{
 			name:    "trace",
-			args:    "NAME",
-			summary: "show the protocol trace of a server: the frames clients, mcptray and the server exchanged",
+			args:    "NAME | --profile PROFILE",
+			summary: "show the protocol trace of a server (or of a profile's aggregate sessions): the frames clients, mcptray and the server exchanged",
 			help:    traceHelp,
 			flags:   traceFlags,
 		},
