@@ -230,7 +230,11 @@ func (a *aggSession) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch method {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			return a.list(method), nil
+			o := a.g.offerOf(a.profile)
+			if lt, ok := ctx.Value(listTraceKey{}).(*listTrace); ok {
+				lt.o = o
+			}
+			return a.list(o, method), nil
 		case "tools/call", "prompts/get", "resources/read", "completion/complete":
 			a.begin()
 			res, err := a.route(ctx, ss, method, req)
@@ -273,8 +277,7 @@ func (a *aggSession) done(failed bool) {
 
 // list answers a list from the offer: the supervised catalogues, with no
 // round trip to any server.
-func (a *aggSession) list(method string) mcp.Result {
-	o := a.g.offerOf(a.profile)
+func (a *aggSession) list(o *offer, method string) mcp.Result {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cache := cacheable(mcp.Cacheable{})

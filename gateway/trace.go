@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
@@ -190,7 +191,75 @@ func (g *Gateway) ProfileTraceSince(name string, since uint64) ([]Frame, uint64,
 // server's front has them: what the client sends, and what the
 // aggregate sends it.
 func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
-	return healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientIn, a.g.opts.Now)(next)
+	traced := healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientIn, a.g.opts.Now)(next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !isListMethod(method) {
+			return traced(ctx, method, req)
+		}
+		// A list is answered from the offer, and its answer's JSON
+		// (hundreds of microseconds for a few dozen tools) is made once
+		// per offer, not at every list.
+		now := a.g.opts.Now
+		start := now()
+		a.traceFrame(Frame{Time: start, Session: a.id, Dir: healthcheck.DirClientIn, Kind: "request", Method: method, Body: jsonBody(req.GetParams())})
+		lt := &listTrace{}
+		res, err := next(context.WithValue(ctx, listTraceKey{}, lt), method, req)
+		back := Frame{Time: now(), Session: a.id, Dir: healthcheck.DirClientOut, Kind: "result", Method: method}
+		back.Took = back.Time.Sub(start)
+		switch {
+		case err != nil:
+			back.Kind, back.Body = "error", err.Error()
+		case lt.o != nil:
+			back.Body = lt.o.traceBody(method, res)
+		default:
+			back.Body = jsonBody(res)
+		}
+		a.traceFrame(back)
+		return res, err
+	}
+}
+
+func isListMethod(method string) bool {
+	switch method {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		return true
+	}
+	return false
+}
+
+// listTrace carries the offer a list was answered from back to the trace.
+type listTrace struct{ o *offer }
+
+type listTraceKey struct{}
+
+// traceBody is the trace's body of method's answer res, made from o: the
+// same for every list of the same offer, so it is made once.
+func (o *offer) traceBody(method string, res mcp.Result) string {
+	o.bodyMu.Lock()
+	defer o.bodyMu.Unlock()
+	if b, ok := o.bodies[method]; ok {
+		return b
+	}
+	b := jsonBody(res)
+	if len(b) > 4*bodyLimit {
+		b = b[:4*bodyLimit] // what the ring keeps of a long body
+	}
+	if o.bodies == nil {
+		o.bodies = map[string]string{}
+	}
+	o.bodies[method] = b
+	return b
+}
+
+func jsonBody(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return ""
+	}
+	return string(b)
 }
 
 func (a *aggSession) traceOut(next mcp.MethodHandler) mcp.MethodHandler {
