@@ -25,6 +25,13 @@ func init() {
 			flags:   addFlags,
 		},
 		{
+			name:    "remove",
+			args:    "NAME...",
+			summary: "remove servers from servers.toml (and, if asked, the folders their MCP bundles were unpacked into)",
+			help:    removeHelp,
+			flags:   removeFlags,
+		},
+		{
 			name:    "call",
 			args:    "TARGET TOOL [JSON-ARGS]  |  TOOL [JSON-ARGS] -- COMMAND [ARGS...]",
 			command: true,
