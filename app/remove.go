@@ -73,6 +73,16 @@ func RemoveServers(cfg *registry.Config, names []string, del []BundleFolder, dir
 	if err := registry.Save(cfg); err != nil {
 		return err
 	}
+	if err := DeleteBundleFolders(del, dir); err != nil {
+		return fmt.Errorf("removed %s from %s, but %w", strings.Join(names, ", "), cfg.Path, err)
+	}
+	return nil
+}
+
+// DeleteBundleFolders deletes the unpacked folders del (from
+// [BundleFolders]) under dir ("" is [bundle.DefaultDir]), once their
+// servers are removed.
+func DeleteBundleFolders(del []BundleFolder, dir string) error {
 	if len(del) == 0 {
 		return nil
 	}
@@ -90,7 +100,7 @@ func RemoveServers(cfg *registry.Config, names []string, del []BundleFolder, dir
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("removed %s from %s, but its unpacked folder was not deleted: %s", strings.Join(names, ", "), cfg.Path, strings.Join(failed, "; "))
+		return fmt.Errorf("an unpacked bundle folder was not deleted: %s", strings.Join(failed, "; "))
 	}
 	return nil
 }
