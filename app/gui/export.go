@@ -75,37 +75,49 @@ func (c *controller) exportChoices() (offered, ticked []string, err error) {
 	return offered, ticked, nil
 }
 
-// copyConfig puts one server's entry for a client on the clipboard: the
-// server through mcptray (`mcptray connect NAME`), as install writes a
-// named server.
+// copyConfig puts one server's entry for a client on the clipboard, and
+// says so in a notification.
 func (c *controller) copyConfig(name, clientID string) {
 	go func() {
-		cl, err := clients.Lookup(clientID)
-		if err == nil {
-			var e *app.Entries
-			if e, err = c.plan(app.EntryRequest{Route: app.RoutePerServer, Names: []string{name}}); err == nil {
-				var res *clients.Result
-				if res, err = e.Render(cl, clients.OutputSnippet); err == nil {
-					fyne.Do(func() {
-						c.app.Clipboard().SetContent(string(res.Data))
-						body := "Paste it into " + cl.Name + "'s config: the client reaches " + name + " through mcptray."
-						if p, err := cl.Path(c.clientOptions()); err == nil && p != "" {
-							body = "Paste it into " + cl.Name + "'s config, " + p + ": the client reaches " + name + " through mcptray."
-						}
-						switch {
-						case strings.Contains(string(res.Data), clients.Hidden):
-							body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
-						case len(res.Warnings) > 0:
-							body = strings.Join(res.Warnings, " ")
-						}
-						c.app.SendNotification(fyne.NewNotification("Copied "+name+" for "+cl.Name, body))
-					})
-					return
-				}
+		text, note, err := c.configCopy(name, clientID)
+		fyne.Do(func() {
+			if err != nil {
+				c.showError(err)
+				return
 			}
-		}
-		fyne.Do(func() { c.showError(fmt.Errorf("copy config for %s: %w", clientID, err)) })
+			c.app.Clipboard().SetContent(text)
+			c.app.SendNotification(note)
+		})
 	}()
+}
+
+// configCopy is what Copy config copies for server name and a client:
+// the server through mcptray (`mcptray connect NAME`), as install writes
+// a named server, and the notification that says where to paste it.
+func (c *controller) configCopy(name, clientID string) (string, *fyne.Notification, error) {
+	cl, err := clients.Lookup(clientID)
+	if err != nil {
+		return "", nil, fmt.Errorf("copy config for %s: %w", clientID, err)
+	}
+	e, err := c.plan(app.EntryRequest{Route: app.RoutePerServer, Names: []string{name}})
+	if err != nil {
+		return "", nil, fmt.Errorf("copy config for %s: %w", clientID, err)
+	}
+	res, err := e.Render(cl, clients.OutputSnippet)
+	if err != nil {
+		return "", nil, fmt.Errorf("copy config for %s: %w", clientID, err)
+	}
+	body := "Paste it into " + cl.Name + "'s config: the client reaches " + name + " through mcptray."
+	if p, err := cl.Path(c.clientOptions()); err == nil && p != "" {
+		body = "Paste it into " + cl.Name + "'s config, " + p + ": the client reaches " + name + " through mcptray."
+	}
+	switch {
+	case strings.Contains(string(res.Data), clients.Hidden):
+		body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
+	case len(res.Warnings) > 0:
+		body = strings.Join(res.Warnings, " ")
+	}
+	return string(res.Data), fyne.NewNotification("Copied "+name+" for "+cl.Name, body), nil
 }
 
 // clientOptions are the export options for this machine: commands resolve

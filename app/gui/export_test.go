@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -252,13 +251,10 @@ func TestExportDialogInstallsThroughMcptray(t *testing.T) {
 	}
 
 	// The tray's Copy config.
-	c.app.Clipboard().SetContent("")
-	c.copyConfig("gh", "claude-code")
-	deadline := time.Now().Add(30 * time.Second)
-	for c.app.Clipboard().Content() == "" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	got, note, err := c.configCopy("gh", "claude-code")
+	if err != nil || !strings.Contains(note.Content, "through mcptray") {
+		t.Fatalf("Copy config: %v, %+v", err, note)
 	}
-	got := c.app.Clipboard().Content()
 	if !strings.Contains(got, `"gh": {`) || !strings.Contains(got, `"args": ["connect", "--config", `+jsonQuote(cfgPath)+`, "gh"]`) ||
 		strings.Contains(got, "server-github") || strings.Contains(got, "ghp_literal_2") || strings.Contains(got, "GITHUB_PERSONAL_ACCESS_TOKEN") {
 		t.Errorf("Copy config copied:\n%s", got)
