@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"mcptray/control"
 	"mcptray/gateway"
+	"mcptray/healthcheck"
 	"mcptray/registry"
 	"mcptray/registry/tooltrust"
 )
@@ -158,4 +160,33 @@ func openTrust(cfg *registry.Config, logf func(string, ...any)) *tooltrust.Store
 // file), with its [settings] approve_new_servers.
 func OpenTrust(cfg *registry.Config) (*tooltrust.Store, error) {
 	return tooltrust.Open(tooltrust.PathFor(cfg.Path), &tooltrust.Options{HoldNewServers: cfg.Settings.ApproveNewServers})
+}
+
+// HeldCallError is why a call of server's tool must not be sent (nil when
+// it may): the tool is held for approval in cfg's tool approvals, as every
+// client session through mcptray is refused it. rep, the session's report,
+// is recorded first, so a definition that changed since it was approved is
+// held even when no daemon saw it change.
+func HeldCallError(cfg *registry.Config, server, tool string, rep *healthcheck.Report) error {
+	st, err := OpenTrust(cfg)
+	if err != nil {
+		return fmt.Errorf("reading the tool approvals: %w", err)
+	}
+	if rep != nil && len(rep.Tools) > 0 {
+		defs := make([]json.RawMessage, 0, len(rep.Tools))
+		for _, t := range rep.Tools {
+			if b, err := json.Marshal(t); err == nil {
+				defs = append(defs, b)
+			}
+		}
+		if err := st.Observe(server, defs); err != nil {
+			return fmt.Errorf("recording the tools of %s in %s: %w", server, st.Path(), err)
+		}
+	}
+	h, ok := st.Held(server, tool)
+	if !ok {
+		return nil
+	}
+	why := tooltrust.Held{Server: server, Tool: tool, Reason: h.Reason}.Why()
+	return fmt.Errorf("tool %s of server %s is held back from clients since %s, and nothing was sent: %s", tool, server, h.Since.Local().Format(time.DateTime), why)
 }

@@ -29,6 +29,9 @@ import (
 //	GET /v1/servers/NAME/trace?since=N[&follow=1]
 //	                               protocol trace frames: {"frames":[…],"next":N},
 //	                               or NDJSON frames until closed
+//	GET /v1/profiles/NAME/trace?since=N[&follow=1]
+//	                               the same for profile NAME's aggregate
+//	                               sessions, what it answers itself included
 
 // upgradeProtocol is the Upgrade token of a connect request.
 const upgradeProtocol = "mcp"
@@ -103,6 +106,7 @@ func (s *Server) gatewayRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, s.opts.GatewayInfo())
 	})
 	mux.HandleFunc("GET /v1/servers/{name}/trace", s.trace)
+	mux.HandleFunc("GET /v1/profiles/{name}/trace", s.trace)
 }
 
 func (s *Server) knownServer(w http.ResponseWriter, name string) bool {
@@ -170,14 +174,21 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	if !s.knownServer(w, name) {
+	traceSince := gw.TraceSince
+	if strings.HasPrefix(r.URL.Path, "/v1/profiles/") {
+		if !gw.KnownProfile(name) {
+			writeError(w, http.StatusNotFound, codeUnknownServer, fmt.Sprintf("no profile named %q is configured", name))
+			return
+		}
+		traceSince = gw.ProfileTraceSince
+	} else if !s.knownServer(w, name) {
 		return
 	}
 	since, ok := sinceParam(w, r)
 	if !ok {
 		return
 	}
-	frames, next, wake := gw.TraceSince(name, since)
+	frames, next, wake := traceSince(name, since)
 	if r.URL.Query().Get("follow") == "" {
 		if frames == nil {
 			frames = []gateway.Frame{}
@@ -203,7 +214,7 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-wake:
 		}
-		frames, next, wake = gw.TraceSince(name, next)
+		frames, next, wake = traceSince(name, next)
 	}
 }
 
@@ -281,6 +292,20 @@ func (c *Client) Trace(ctx context.Context, name string, since uint64) (*TracePa
 		return nil, err
 	}
 	return &p, nil
+}
+
+// ProfileTrace returns profile name's trace frames numbered since or later.
+func (c *Client) ProfileTrace(ctx context.Context, name string, since uint64) (*TracePage, error) {
+	var p TracePage
+	if err := c.get(ctx, "/v1/profiles/"+url.PathEscape(name)+"/trace?since="+strconv.FormatUint(since, 10), &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// FollowProfileTrace is [Client.FollowTrace] for profile name's trace.
+func (c *Client) FollowProfileTrace(ctx context.Context, name string, since uint64, fn func(gateway.Frame)) error {
+	return follow(ctx, c, "/v1/profiles/"+url.PathEscape(name)+"/trace", since, "the trace stream", fn)
 }
 
 // FollowTrace calls fn with each trace frame of server name from since on,

@@ -34,6 +34,7 @@ type aggSession struct {
 	since   time.Time
 	front   *mcp.Server
 	failed  bool // the profile could not be served: front answers errors
+	trace   *traceRing
 
 	mu       sync.Mutex // protects the fields below
 	ss       *mcp.ServerSession
@@ -85,6 +86,7 @@ func (g *Gateway) newAggregate(profile string, peer Peer) *aggSession {
 		a.failed = true
 		a.front = errorFront("mcptray", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcptray: " + o.err.Error()})
 	} else {
+		a.trace = g.profileTrace(profile) // before the front: its middlewares add to it
 		a.front = a.newFront(o)
 		a.told = [3]string{o.toolsKey, o.promptsKey, o.resourcesKey}
 	}
@@ -110,7 +112,8 @@ func (a *aggSession) newFront(o *offer) *mcp.Server {
 		opts.UnsubscribeHandler = a.unsubscribe
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptray", Title: "mcptray profile " + a.profile, Version: "profile-" + a.profile}, opts)
-	s.AddReceivingMiddleware(a.dispatch)
+	s.AddReceivingMiddleware(a.traceIn, a.dispatch)
+	s.AddSendingMiddleware(a.traceOut)
 	return s
 }
 
@@ -227,7 +230,11 @@ func (a *aggSession) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch method {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			return a.list(method), nil
+			o := a.g.offerOf(a.profile)
+			if lt, ok := ctx.Value(listTraceKey{}).(*listTrace); ok {
+				lt.o = o
+			}
+			return a.list(o, method), nil
 		case "tools/call", "prompts/get", "resources/read", "completion/complete":
 			a.begin()
 			res, err := a.route(ctx, ss, method, req)
@@ -270,8 +277,7 @@ func (a *aggSession) done(failed bool) {
 
 // list answers a list from the offer: the supervised catalogues, with no
 // round trip to any server.
-func (a *aggSession) list(method string) mcp.Result {
-	o := a.g.offerOf(a.profile)
+func (a *aggSession) list(o *offer, method string) mcp.Result {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	cache := cacheable(mcp.Cacheable{})

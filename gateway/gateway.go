@@ -130,6 +130,10 @@ type Gateway struct {
 	kick     chan struct{} // the aggregates' offers may have changed
 	holdGen  atomic.Int64
 
+	ptMu     sync.Mutex            // protects ptraces and psecrets; a leaf
+	ptraces  map[string]*traceRing // each profile's trace, by profile
+	psecrets []string              // every server's secrets, masked in the profiles' traces
+
 	// life ends when Run does: what outlives a client's request (a round
 	// trip's upstream call) ends with it.
 	life context.Context

@@ -280,6 +280,10 @@ type offer struct {
 	// inputs identify what the offer was made from: the same inputs make
 	// the same offer.
 	inputs string
+
+	bodyMu sync.Mutex        // protects bodies; a leaf
+	bodies map[string]string // each list's answer as the trace keeps it
+
 }
 
 // profiles is the gateway's copy of the config's profiles.

@@ -72,11 +72,21 @@ func (g *Gateway) serveError(ctx context.Context, name string, t mcp.Transport, 
 // secrets to mask.
 func (g *Gateway) refreshSecrets() {
 	snap := g.up.Snapshot()
+	var all []string
 	for i := range snap.Servers {
 		if srv := snap.Servers[i].Server; srv != nil {
 			g.hub(snap.Servers[i].Name).trace.setSecrets(srv.Secrets())
+			all = append(all, srv.Secrets()...)
 		}
 	}
+	// A profile's trace may hold any of its servers' values (a call's
+	// arguments, a server's answer): it masks every server's secrets.
+	g.ptMu.Lock()
+	g.psecrets = all
+	for _, r := range g.ptraces {
+		r.setSecrets(all)
+	}
+	g.ptMu.Unlock()
 }
 
 // Server is the gateway's view of one server: its client sessions and

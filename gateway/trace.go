@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
@@ -150,4 +151,124 @@ func (h *hub) traceFrame(f Frame) {
 // the number to ask from next, and a channel closed at the next frame.
 func (g *Gateway) TraceSince(name string, since uint64) ([]Frame, uint64, <-chan struct{}) {
 	return g.hub(name).trace.since(since)
+}
+
+// profileTrace is profile name's trace: every frame of its aggregate
+// sessions as their clients see them, the requests the aggregate answers
+// itself (the handshake, the lists, search) with the ones it routes.
+// Routed requests are also in the trace of the server they went to,
+// under the server's own names.
+func (g *Gateway) profileTrace(name string) *traceRing {
+	g.ptMu.Lock()
+	defer g.ptMu.Unlock()
+	r := g.ptraces[name]
+	if r == nil {
+		if g.ptraces == nil {
+			g.ptraces = map[string]*traceRing{}
+		}
+		r = newTraceRing(g.opts.TraceFrames)
+		r.secrets = g.psecrets
+		g.ptraces[name] = r
+	}
+	return r
+}
+
+// KnownProfile reports whether profile name is configured (default always
+// is).
+func (g *Gateway) KnownProfile(name string) bool {
+	p, _, _ := g.profile(name)
+	return p != nil
+}
+
+// ProfileTraceSince returns profile name's trace frames numbered since or
+// later, the number to ask from next, and a channel closed at the next
+// frame.
+func (g *Gateway) ProfileTraceSince(name string, since uint64) ([]Frame, uint64, <-chan struct{}) {
+	return g.profileTrace(name).since(since)
+}
+
+// traceIn and traceOut are an aggregate front's middlewares, as a
+// server's front has them: what the client sends, and what the
+// aggregate sends it.
+func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
+	traced := healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientIn, a.g.opts.Now)(next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !isListMethod(method) {
+			return traced(ctx, method, req)
+		}
+		// A list is answered from the offer, and its answer's JSON
+		// (hundreds of microseconds for a few dozen tools) is made once
+		// per offer, not at every list.
+		now := a.g.opts.Now
+		start := now()
+		a.traceFrame(Frame{Time: start, Session: a.id, Dir: healthcheck.DirClientIn, Kind: "request", Method: method, Body: jsonBody(req.GetParams())})
+		lt := &listTrace{}
+		res, err := next(context.WithValue(ctx, listTraceKey{}, lt), method, req)
+		back := Frame{Time: now(), Session: a.id, Dir: healthcheck.DirClientOut, Kind: "result", Method: method}
+		back.Took = back.Time.Sub(start)
+		switch {
+		case err != nil:
+			back.Kind, back.Body = "error", err.Error()
+		case lt.o != nil:
+			back.Body = lt.o.traceBody(method, res)
+		default:
+			back.Body = jsonBody(res)
+		}
+		a.traceFrame(back)
+		return res, err
+	}
+}
+
+func isListMethod(method string) bool {
+	switch method {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		return true
+	}
+	return false
+}
+
+// listTrace carries the offer a list was answered from back to the trace.
+type listTrace struct{ o *offer }
+
+type listTraceKey struct{}
+
+// traceBody is the trace's body of method's answer res, made from o: the
+// same for every list of the same offer, so it is made once.
+func (o *offer) traceBody(method string, res mcp.Result) string {
+	o.bodyMu.Lock()
+	defer o.bodyMu.Unlock()
+	if b, ok := o.bodies[method]; ok {
+		return b
+	}
+	b := jsonBody(res)
+	if len(b) > 4*bodyLimit {
+		b = b[:4*bodyLimit] // what the ring keeps of a long body
+	}
+	if o.bodies == nil {
+		o.bodies = map[string]string{}
+	}
+	o.bodies[method] = b
+	return b
+}
+
+func jsonBody(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return ""
+	}
+	return string(b)
+}
+
+func (a *aggSession) traceOut(next mcp.MethodHandler) mcp.MethodHandler {
+	return healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientOut, a.g.opts.Now)(next)
+}
+
+func (a *aggSession) traceFrame(f Frame) {
+	if f.Kind == "error" && strings.Contains(f.Body, context.Canceled.Error()) {
+		f.Kind, f.Body = "cancelled", "cancelled: the client cancelled the request or went away"
+	}
+	a.trace.add(f)
 }

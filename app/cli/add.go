@@ -269,9 +269,7 @@ func askField(env *app.Env, f catalog.Field) (string, error) {
 	}
 	in := env.Stdin.(*os.File)
 	if f.Secret {
-		fmt.Fprintf(env.Stderr, "%s, not shown: ", label)
-		b, err := term.ReadPassword(int(in.Fd()))
-		fmt.Fprintln(env.Stderr)
+		b, err := readHidden(env.Stderr, in, label+", not shown: ")
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", f.Name, err)
 		}

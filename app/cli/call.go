@@ -64,6 +64,13 @@ sent. The result's text is printed; images and audio are saved to files
 resources are shown; structuredContent is checked against the tool's
 outputSchema.
 
+A configured server's tool held for approval (its definition changed
+since it was approved, it was held by hand, or its server is new under
+approve_new_servers) is refused, as every client session through mcptray
+is refused it, with why: see "mcptray tools diff", then "mcptray tools
+approve SERVER TOOL". The call records the tools it sees, as the daemon
+does, so a change is held even when no daemon saw it.
+
 ` + targetHelp + `
 
 ` + interactionHelp + `
@@ -80,6 +87,15 @@ func callFlags(fs *flag.FlagSet) runFunc {
 	fs.Var(&kv, "arg", "an argument, key=value, typed by the input schema (repeatable)")
 	return func(ctx context.Context, env *app.Env, args []string) error {
 		return o.run(ctx, env, args, 1, 2, func(ctx context.Context, sess *healthcheck.Session, pos []string) error {
+			if o.target != nil && o.target.Line > 0 && o.cfg != nil && o.cfg.Path != "" {
+				// A configured server's tool held for approval is refused
+				// here as in every client session (through the daemon
+				// the tool is not even listed; on an instance of the
+				// command's own nothing else would stop it).
+				if err := app.HeldCallError(o.cfg, o.target.Name, pos[0], sess.Report()); err != nil {
+					return err
+				}
+			}
 			tool, err := sess.Tool(pos[0])
 			if err != nil {
 				return usageOf(err)
@@ -259,6 +275,9 @@ type callOpts struct {
 	skip healthcheck.Lists
 
 	progress *progressLine // set by run
+
+	cfg    *registry.Config // the config and server run works on, set by run
+	target *registry.Server
 }
 
 func addCallFlags(fs *flag.FlagSet, withOut bool) *callOpts {
@@ -359,6 +378,7 @@ func (o *callOpts) run(ctx context.Context, env *app.Env, args []string, minPos,
 	if err != nil {
 		return err
 	}
+	o.cfg, o.target = cfg, srv
 	if len(pos) < minPos || len(pos) > maxPos {
 		return app.Usagef("wrong number of arguments (%s)", strings.Join(pos, " "))
 	}

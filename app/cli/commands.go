@@ -25,6 +25,13 @@ func init() {
 			flags:   addFlags,
 		},
 		{
+			name:    "remove",
+			args:    "NAME...",
+			summary: "remove servers from servers.toml (and, if asked, the folders their MCP bundles were unpacked into)",
+			help:    removeHelp,
+			flags:   removeFlags,
+		},
+		{
 			name:    "call",
 			args:    "TARGET TOOL [JSON-ARGS]  |  TOOL [JSON-ARGS] -- COMMAND [ARGS...]",
 			command: true,
@@ -110,8 +117,8 @@ func init() {
 		},
 		{
 			name:    "trace",
-			args:    "NAME",
-			summary: "show the protocol trace of a server: the frames clients, mcptray and the server exchanged",
+			args:    "NAME | --profile PROFILE",
+			summary: "show the protocol trace of a server (or of a profile's aggregate sessions): the frames clients, mcptray and the server exchanged",
 			help:    traceHelp,
 			flags:   traceFlags,
 		},

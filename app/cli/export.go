@@ -11,12 +11,12 @@ import (
 	"strings"
 
 	"mcptray/app"
-	"mcptray/registry"
 	"mcptray/registry/clients"
 )
 
-var exportHelp = `Prints the named servers (default: every valid, enabled one) the way the
-client --client expects them.
+var exportHelp = `Prints the entries install would write, the way the client --client expects
+them: with no NAME the one entry mcptray, with --per-server or NAMEs one per
+server (default: every valid, enabled one).
 
 ` + routeHelp + `
 
@@ -118,27 +118,6 @@ func (f *clientFlags) options(ctx context.Context, env *app.Env) (*clients.Optio
 	return o, nil
 }
 
-// exportable picks the servers to export or install with [clients.Select]
-// (the one rule the GUI uses too) and says what it left out.
-func exportable(env *app.Env, cfg *registry.Config, names []string, verb string) ([]*registry.Server, error) {
-	out, skipped, err := clients.Select(cfg, names)
-	for _, s := range skipped {
-		if s.Invalid != nil {
-			fmt.Fprintf(env.Stderr, "mcptray %s: warning: skipped %v\n", verb, s)
-		} else {
-			fmt.Fprintf(env.Stderr, "mcptray %s: skipped servers.%s: disabled (name it to %s it anyway)\n", verb, s.Name, verb)
-		}
-	}
-	var ue *clients.UnknownServerError
-	switch {
-	case errors.As(err, &ue):
-		return nil, app.Usagef("%v", err)
-	case errors.Is(err, clients.ErrNoServers):
-		return nil, fmt.Errorf("no servers to %s in %s", verb, cfg.Path)
-	}
-	return out, err
-}
-
 func printAdvice(w io.Writer, verb string, warnings, notes []string) {
 	for _, m := range warnings {
 		fmt.Fprintf(w, "mcptray %s: warning: %s\n", verb, m)
@@ -179,19 +158,15 @@ func cmdExport(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		servers, err := exportable(env, cfg, args, "export")
-		if err != nil {
-			return err
-		}
 		out := clients.Output(*format)
 		if !slices.Contains([]clients.Output{clients.OutputSnippet, clients.OutputCLI, clients.OutputDeepLink}, out) {
 			return app.Usagef("--format must be snippet, cli, deeplink or file, not %q", *format)
 		}
-		warnings, err := route.apply(env, cfg, o)
+		entries, err := route.plan(env, cfg, o, args, "export")
 		if err != nil {
 			return err
 		}
-		res, err := c.Render(out, servers, o)
+		res, err := entries.Render(c, out)
 		if errors.Is(err, clients.ErrUnsupported) {
 			return app.Usagef("%v", err)
 		}
@@ -199,7 +174,7 @@ func cmdExport(fs *flag.FlagSet) runFunc {
 			return err
 		}
 		env.Stdout.Write(res.Data)
-		printAdvice(env.Stderr, "export", append(warnings, res.Warnings...), res.Notes)
+		printAdvice(env.Stderr, "export", res.Warnings, res.Notes)
 		return nil
 	}
 }

@@ -71,20 +71,43 @@ server NAME: client sessions to mcptray, mcptray to the server (relayed
 requests and health checks alike) and back, each with its time, session,
 method and, for results, how long it took. Values of fields named like
 credentials and the server's configured secrets are masked. -f follows new
-frames until interrupted.`
+frames until interrupted.
+
+--profile PROFILE prints the trace of the profile's aggregate sessions
+(mcptray connect, mcptray connect --profile PROFILE) as their clients see
+them: what the aggregate answers itself (the handshake, tools/list and the
+other lists, search_tools, describe_tools) and what it routes, under the
+names the client uses; a routed request is also in its server's trace.`
 
 func traceFlags(fs *flag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print one JSON object per frame")
 	follow := fs.Bool("f", false, "follow: print new frames as they come")
+	profile := fs.String("profile", "", "print the trace of `PROFILE`'s aggregate sessions instead of a server's")
 	return func(ctx context.Context, env *app.Env, args []string) error {
-		if len(args) != 1 {
-			return app.Usagef("takes one server NAME")
+		if *profile != "" && len(args) != 0 {
+			return app.Usagef("--profile takes no server NAME")
+		}
+		if *profile == "" && len(args) != 1 {
+			return app.Usagef("takes one server NAME (or --profile PROFILE)")
 		}
 		c, err := app.DialDaemon(ctx)
 		if err != nil {
 			return err
 		}
 		print := func(f gateway.Frame) { printFrame(env.Stdout, f, *asJSON) }
+		if *profile != "" {
+			page, err := c.ProfileTrace(ctx, *profile, 0)
+			if err != nil {
+				return err
+			}
+			for _, f := range page.Frames {
+				print(f)
+			}
+			if !*follow {
+				return nil
+			}
+			return c.FollowProfileTrace(ctx, *profile, page.Next, print)
+		}
 		page, err := c.Trace(ctx, args[0], 0)
 		if err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"mcptray/app"
-	"mcptray/registry"
 	"mcptray/registry/clients"
 )
 
@@ -102,8 +101,6 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 	cf.reveal = fs.Bool("reveal-secrets", false, "show literal secrets in the diff; write referenced variables' values for clients without references")
 	cf.noResolve = fs.Bool("no-resolve", false, "keep commands as written instead of resolving them on the login shell's PATH")
 	route := addRouteFlags(fs)
-	perServer := fs.Bool("per-server", false, "write one entry per server (with no NAME, every valid, enabled one) instead of the one entry mcptray")
-	profile := fs.String("profile", "", "write the one entry mcptray-`PROFILE` for that profile's servers (default: mcptray, for every enabled server)")
 	return func(ctx context.Context, env *app.Env, args []string) error {
 		c, err := cf.lookup()
 		if err != nil {
@@ -112,12 +109,8 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 		if !c.HasFile() && *path == "" {
 			return app.Usagef("%s has no config file: use 'mcptray export --client %s' or --path", c.ID, c.ID)
 		}
-		one := len(args) == 0 && !*perServer && !*route.direct && !*route.url
-		if *profile != "" {
-			if len(args) > 0 || *perServer || *route.direct || *route.url {
-				return app.Usagef("--profile writes the one entry mcptray-%s: it takes no NAME, --per-server, --direct or --url", *profile)
-			}
-			one = true
+		if _, err := route.request(args); err != nil {
+			return err
 		}
 		o, err := cf.options(ctx, env)
 		if err != nil {
@@ -127,60 +120,17 @@ func cmdInstall(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		if one {
-			return installOne(env, c, cfg, *profile, route, o, &clients.FileOptions{Path: *path, DryRun: *dryRun}, *dryRun)
-		}
-		servers, err := exportable(env, cfg, args, "install")
+		entries, err := route.plan(env, cfg, o, args, "install")
 		if err != nil {
 			return err
 		}
-		warnings, err := route.apply(env, cfg, o)
-		if err != nil {
-			return err
-		}
-		ch, err := c.Install(servers, o, &clients.FileOptions{Path: *path, DryRun: *dryRun})
+		ch, err := entries.Install(c, &clients.FileOptions{Path: *path, DryRun: *dryRun})
 		if err != nil {
 			return fileError(err)
 		}
-		ch.Warnings = append(warnings, ch.Warnings...)
 		printChange(env, "install", ch, *dryRun)
 		return nil
 	}
-}
-
-// installOne writes the one entry of profile ("" is the default) into
-// c's file, replacing the per-server entries mcptray wrote.
-func installOne(env *app.Env, c *clients.Client, cfg *registry.Config, profile string, route *routeFlags, o *clients.Options, fo *clients.FileOptions, dryRun bool) error {
-	name := profile
-	if name == "" {
-		name = registry.DefaultProfile
-	}
-	p := cfg.Profile(name)
-	if p == nil {
-		msg := fmt.Sprintf("no profile named %q is configured in %s", name, cfg.Path)
-		if near := registry.Nearest(name, cfg.ProfileNames()); near != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", near)
-		}
-		return errors.New(msg)
-	}
-	if p.Invalid != nil {
-		return fmt.Errorf("%v: fix it in %s first (mcptray config validate)", p.Invalid, cfg.Path)
-	}
-	warnings, err := route.apply(env, cfg, o)
-	if err != nil {
-		return err
-	}
-	var servers []string
-	for _, s := range cfg.ProfileServers(p) {
-		servers = append(servers, s.Name)
-	}
-	ch, err := c.InstallOne(profile, o.Gateway, o, fo, servers...)
-	if err != nil {
-		return fileError(err)
-	}
-	ch.Warnings = append(warnings, ch.Warnings...)
-	printChange(env, "install", ch, dryRun)
-	return nil
 }
 
 func cmdUninstall(fs *flag.FlagSet) runFunc {

@@ -1,94 +1,92 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"mcptray/app"
-	"mcptray/gateway"
 	"mcptray/registry"
 	"mcptray/registry/clients"
 )
 
-// routeHelp is what export and install say about --direct and --url.
-const routeHelp = `Entries go through mcptray by default: each one runs
-'/path/to/mcptray connect NAME' (the installed binary, symbolic links
-resolved; '--config FILE' before NAME when the config is not the default
-one), so every client session reaches the one instance of NAME that mcptray
-supervises, and remote servers too. Such an entry carries none of the
-server's env values, headers or URL credentials: mcptray supplies them.
---url writes the server's URL on mcptray's local endpoint instead
-(http://127.0.0.1:PORT/mcp/NAME/KEY, for clients that take a URL; the
-key is mcptray's own credential, kept in gateway.key beside servers.toml,
-and masked on the terminal unless --reveal-secrets); it works only while
-the daemon runs, where the bridge starts one. Claude Desktop's file runs
-stdio entries only: it keeps the bridge. --direct writes standalone
-entries: the client runs (or reaches) the server itself, without mcptray.`
+// routeHelp is what export and install say about the routes.
+const routeHelp = `Routes. With no NAME, the entry is ONE: mcptray, running
+'/path/to/mcptray connect' (every enabled server as one MCP server, their
+tools named SERVER__TOOL; with --profile PROFILE, mcptray-PROFILE running
+'mcptray connect --profile PROFILE'). --per-server (or NAMEs) writes one
+entry per server instead, each running '/path/to/mcptray connect NAME'
+(the installed binary, symbolic links resolved; '--config FILE' before NAME
+when the config is not the default one), so every client session reaches
+the one instance of NAME that mcptray supervises, and remote servers too.
+Entries through mcptray carry none of the servers' env values, headers or
+URL credentials: mcptray supplies them. --url writes each server's URL on
+mcptray's local endpoint instead (http://127.0.0.1:PORT/mcp/NAME/KEY, for
+clients that take a URL; the key is mcptray's own credential, kept in
+gateway.key beside servers.toml, and masked on the terminal unless
+--reveal-secrets); it works only while the daemon runs, where the bridge
+starts one. Claude Desktop's file runs stdio entries only: it keeps the
+bridge. --direct writes standalone entries: the client runs (or reaches)
+the server itself, without mcptray. The window's Export dialog offers the
+same three routes.`
 
-// routeFlags are export's and install's choice of route.
-type routeFlags struct{ direct, url *bool }
+// routeFlags are export's and install's choice of route, the same on both.
+type routeFlags struct {
+	direct, url, perServer *bool
+	profile                *string
+}
 
 func addRouteFlags(fs *flag.FlagSet) *routeFlags {
 	return &routeFlags{
-		direct: fs.Bool("direct", false, "write standalone entries that run or reach the server without mcptray"),
-		url:    fs.Bool("url", false, "write the server's URL on mcptray's local endpoint instead of 'mcptray connect NAME'"),
+		direct:    fs.Bool("direct", false, "write standalone entries that run or reach the server without mcptray"),
+		url:       fs.Bool("url", false, "write the server's URL on mcptray's local endpoint instead of 'mcptray connect NAME'"),
+		perServer: fs.Bool("per-server", false, "write one entry per server (with no NAME, every valid, enabled one) instead of the one entry mcptray"),
+		profile:   fs.String("profile", "", "write the one entry mcptray-`PROFILE` for that profile's servers (default: mcptray, for every enabled server)"),
 	}
 }
 
-// apply sets o.Gateway for cfg unless --direct; the warnings are about the
-// binary the entries name.
-func (f *routeFlags) apply(env *app.Env, cfg *registry.Config, o *clients.Options) (warnings []string, err error) {
-	if *f.direct && *f.url {
-		return nil, app.Usagef("--direct and --url exclude each other: --url is a way through mcptray")
+// request is the route the flags and NAMEs ask for: the one entry unless
+// NAMEs, --per-server, --direct or --url ask for entries per server.
+func (f *routeFlags) request(args []string) (app.EntryRequest, error) {
+	req := app.EntryRequest{Names: args, URL: *f.url, Profile: *f.profile}
+	switch {
+	case *f.direct && *f.url:
+		return req, app.Usagef("--direct and --url exclude each other: --url is a way through mcptray")
+	case *f.profile != "" && (len(args) > 0 || *f.perServer || *f.direct || *f.url):
+		return req, app.Usagef("--profile writes the one entry mcptray-%s: it takes no NAME, --per-server, --direct or --url", *f.profile)
+	case *f.direct:
+		req.Route = app.RouteDirect
+	case len(args) > 0 || *f.perServer || *f.url:
+		req.Route = app.RoutePerServer
+	default:
+		req.Route = app.RouteOne
 	}
-	exe, warnings := installedBinary(env.Exe)
-	g := &clients.Gateway{Command: exe, UseURL: *f.url}
-	if def, err := registry.DefaultPath(); err != nil || def != cfg.Path {
-		g.Config = cfg.Path
-	}
-	if *f.direct {
-		// A server with a keyring secret still goes through mcptray.
-		o.SecretsVia = g
-		return nil, nil
-	}
-	if *f.url {
-		want, key, err := app.EndpointPortAndKey(cfg)
-		if err != nil {
-			return nil, err
-		}
-		port, warning, err := app.URLEntryPort(cfg, want)
-		if err != nil {
-			return nil, err
-		}
-		if warning != "" {
-			warnings = append(warnings, warning)
-		}
-		g.Key = key
-		g.URL = func(name string) string { return gateway.URL(port, key, name) }
-	}
-	o.Gateway = g
-	return warnings, nil
+	return req, nil
 }
 
-// installedBinary is the mcptray binary entries through mcptray run: exe
-// (the running one) with symbolic links resolved, or the headless build
-// beside it ([HeadlessBinary]). A binary in a go-build folder is said: `go
-// run` deletes it when it exits.
-func installedBinary(exe string) (string, []string) {
-	if exe == "" {
-		exe, _ = os.Executable()
+// plan decides the entries for the flags and NAMEs ([app.PlanEntries]) and
+// says which servers an unnamed selection left out.
+func (f *routeFlags) plan(env *app.Env, cfg *registry.Config, o *clients.Options, args []string, verb string) (*app.Entries, error) {
+	req, err := f.request(args)
+	if err != nil {
+		return nil, err
 	}
-	exe = app.HeadlessBeside(exe)
-	if p, err := filepath.Abs(exe); err == nil {
-		exe = p
+	e, err := app.PlanEntries(env, cfg, o, req)
+	var ue *clients.UnknownServerError
+	switch {
+	case errors.As(err, &ue):
+		return nil, app.Usagef("%v", err)
+	case errors.Is(err, clients.ErrNoServers):
+		return nil, fmt.Errorf("no servers to %s in %s", verb, cfg.Path)
+	case err != nil:
+		return nil, err
 	}
-	for _, part := range strings.Split(filepath.ToSlash(filepath.Dir(exe)), "/") {
-		if strings.HasPrefix(part, "go-build") {
-			return exe, []string{fmt.Sprintf("this mcptray runs from %s, a temporary go-build folder (go run, go test): the entries point at a binary that is deleted when it exits; build or install mcptray (make build, go install) and run that one", filepath.Dir(exe))}
+	for _, s := range e.Skipped {
+		if s.Invalid != nil {
+			fmt.Fprintf(env.Stderr, "mcptray %s: warning: skipped %v\n", verb, s)
+		} else {
+			fmt.Fprintf(env.Stderr, "mcptray %s: skipped servers.%s: disabled (name it to %s it anyway)\n", verb, s.Name, verb)
 		}
 	}
-	return exe, nil
+	return e, nil
 }

@@ -68,7 +68,16 @@ func TestExportThroughMcptray(t *testing.T) {
 	cfg := writeConfig(t, clientsConfig)
 	for _, c := range clients.All() {
 		t.Run(c.ID, func(t *testing.T) {
+			// The default is the one entry, as install writes it.
 			out, errOut, code := runCLI(t, nil, "export", "--client", c.ID, "--config", cfg)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			one := exported(t, c, out)
+			if want := []string{"/usr/local/bin/mcptray", "connect", "--config", cfg}; len(one) != 1 || !slices.Equal(commandOf(one["mcptray"]), want) {
+				t.Errorf("default export: %d entries, mcptray runs %q, want %q:\n%s", len(one), commandOf(one["mcptray"]), want, out)
+			}
+			out, errOut, code = runCLI(t, nil, "export", "--client", c.ID, "--config", cfg, "--per-server")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

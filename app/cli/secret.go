@@ -35,9 +35,7 @@ func secretName(args []string) (string, error) {
 // stdin with one trailing newline removed.
 func readSecret(env *app.Env, name string) (string, error) {
 	if f, ok := env.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintf(env.Stderr, "Value for %s (not shown): ", name)
-		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(env.Stderr)
+		b, err := readHidden(env.Stderr, f, fmt.Sprintf("Value for %s (not shown): ", name))
 		if err != nil {
 			return "", fmt.Errorf("read the value: %w", err)
 		}

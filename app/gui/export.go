@@ -34,17 +34,15 @@ func init() {
 	}
 }
 
-// configServers reads servers.toml as written (references unexpanded, so
-// secrets stay references) and picks the servers to export with
-// [clients.Select], the rule the command line uses: the named ones, else
-// every valid, enabled one.
-func (c *controller) configServers(names []string) ([]*registry.Server, error) {
+// plan decides the entries for req with [app.PlanEntries], the rule the
+// command line uses, from servers.toml as written (references unexpanded,
+// so secrets stay references).
+func (c *controller) plan(req app.EntryRequest) (*app.Entries, error) {
 	cfg, err := registry.Load(c.cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	servers, _, err := clients.Select(cfg, names)
-	return servers, err
+	return app.PlanEntries(c.env, cfg, c.clientOptions(), req)
 }
 
 // exportChoices are the servers the export dialog offers (every valid one:
@@ -77,35 +75,49 @@ func (c *controller) exportChoices() (offered, ticked []string, err error) {
 	return offered, ticked, nil
 }
 
-// copyConfig puts one server's snippet for a client on the clipboard.
+// copyConfig puts one server's entry for a client on the clipboard, and
+// says so in a notification.
 func (c *controller) copyConfig(name, clientID string) {
 	go func() {
-		cl, err := clients.Lookup(clientID)
-		if err == nil {
-			var servers []*registry.Server
-			if servers, err = c.configServers([]string{name}); err == nil {
-				var res *clients.Result
-				if res, err = cl.Snippet(servers, c.clientOptions()); err == nil {
-					fyne.Do(func() {
-						c.app.Clipboard().SetContent(string(res.Data))
-						body := "Paste it into " + cl.Name + "'s config."
-						if p, err := cl.Path(c.clientOptions()); err == nil && p != "" {
-							body = "Paste it into " + cl.Name + "'s config, " + p + "."
-						}
-						switch {
-						case strings.Contains(string(res.Data), clients.Hidden):
-							body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
-						case len(res.Warnings) > 0:
-							body = strings.Join(res.Warnings, " ")
-						}
-						c.app.SendNotification(fyne.NewNotification("Copied "+name+" for "+cl.Name, body))
-					})
-					return
-				}
+		text, note, err := c.configCopy(name, clientID)
+		fyne.Do(func() {
+			if err != nil {
+				c.showError(err)
+				return
 			}
-		}
-		fyne.Do(func() { c.showError(fmt.Errorf("copy config for %s: %w", clientID, err)) })
+			c.app.Clipboard().SetContent(text)
+			c.app.SendNotification(note)
+		})
 	}()
+}
+
+// configCopy is what Copy config copies for server name and a client:
+// the server through mcptray (`mcptray connect NAME`), as install writes
+// a named server, and the notification that says where to paste it.
+func (c *controller) configCopy(name, clientID string) (string, *fyne.Notification, error) {
+	cl, err := clients.Lookup(clientID)
+	if err != nil {
+		return "", nil, fmt.Errorf("copy config for %s: %w", clientID, err)
+	}
+	e, err := c.plan(app.EntryRequest{Route: app.RoutePerServer, Names: []string{name}})
+	if err != nil {
+		return "", nil, fmt.Errorf("copy config for %s: %w", clientID, err)
+	}
+	res, err := e.Render(cl, clients.OutputSnippet)
+	if err != nil {
+		return "", nil, fmt.Errorf("copy config for %s: %w", clientID, err)
+	}
+	body := "Paste it into " + cl.Name + "'s config: the client reaches " + name + " through mcptray."
+	if p, err := cl.Path(c.clientOptions()); err == nil && p != "" {
+		body = "Paste it into " + cl.Name + "'s config, " + p + ": the client reaches " + name + " through mcptray."
+	}
+	switch {
+	case strings.Contains(string(res.Data), clients.Hidden):
+		body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
+	case len(res.Warnings) > 0:
+		body = strings.Join(res.Warnings, " ")
+	}
+	return string(res.Data), fyne.NewNotification("Copied "+name+" for "+cl.Name, body), nil
 }
 
 // clientOptions are the export options for this machine: commands resolve
@@ -114,15 +126,23 @@ func (c *controller) clientOptions() *clients.Options {
 	return app.ClientOptions(context.Background(), c.env)
 }
 
-// exportDialog picks a client, servers and an output, shows it, and copies,
-// installs (after showing the diff) or opens the client's install link.
-// What it shows never holds a secret's value; "Copy with secret values"
-// copies the values the client needs.
+// exportDialog picks a client, a route, servers and an output, shows it,
+// and copies, installs (after showing the diff) or opens the client's
+// install link. The route is the command line's (the one entry by
+// default, per server through mcptray, or direct), decided by
+// [app.PlanEntries]. What it shows never holds a secret's value; "Copy
+// with secret values" copies the values the client needs.
 type exportDialog struct {
 	c        *controller
 	client   *widget.Select
 	output   *widget.RadioGroup
+	route    *widget.Select
+	profile  *widget.Select
 	servers  *widget.CheckGroup
+	all      *widget.Button
+	none     *widget.Button
+	ticks    []string // the ticks per server, kept while the one entry shows its profile's
+	byRoute  map[string]app.EntryRoute
 	snippet  *widget.Entry
 	notes    *widget.Label
 	path     *widget.Label
@@ -153,13 +173,17 @@ func (c *controller) showExport(name string) {
 		ticked = []string{name}
 	}
 	e := c.newExportDialog(offered, ticked)
+	if name != "" {
+		// A server's own Export…: its entry, through mcptray.
+		e.route.SetSelected(app.RoutePerServer.Label())
+	}
 	d := dialog.NewCustom("Export to an AI client", "Close", e.content, c.win)
 	d.Resize(fyne.NewSize(820, 640))
 	d.Show()
 }
 
 func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
-	e := &exportDialog{c: c, byOutput: map[string]clients.Output{}}
+	e := &exportDialog{c: c, byOutput: map[string]clients.Output{}, byRoute: map[string]app.EntryRoute{}}
 	labels, byName, pick := clientChoices(c.app.Preferences(), c.clientOptions())
 	e.byName = byName
 	e.servers = widget.NewCheckGroup(names, func([]string) { e.render() })
@@ -168,8 +192,8 @@ func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
 	// screen, and the layout stays put whatever the client.
 	serverScroll := container.NewVScroll(e.servers)
 	serverScroll.SetMinSize(fyne.NewSize(0, 5.5*widget.NewCheck("", nil).MinSize().Height))
-	all := widget.NewButton("All", func() { e.servers.SetSelected(names) })
-	none := widget.NewButton("None", func() { e.servers.SetSelected(nil) })
+	e.all = widget.NewButton("All", func() { e.servers.SetSelected(names) })
+	e.none = widget.NewButton("None", func() { e.servers.SetSelected(nil) })
 	e.snippet = widget.NewMultiLineEntry()
 	e.snippet.TextStyle.Monospace = true
 	e.snippet.Wrapping = fyne.TextWrapOff
@@ -186,6 +210,19 @@ func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
 	e.link = widget.NewButtonWithIcon("Open install link", theme.ComputerIcon(), e.openLink)
 	e.output = widget.NewRadioGroup(nil, func(string) { e.render() })
 	e.output.Horizontal = true
+	var routes []string
+	for _, r := range app.Routes {
+		routes = append(routes, r.Label())
+		e.byRoute[r.Label()] = r
+	}
+	profiles := []string{registry.DefaultProfile}
+	if cfg, err := registry.Load(c.cfgPath); err == nil {
+		profiles = cfg.ProfileNames()
+	}
+	e.profile = widget.NewSelect(profiles, func(string) { e.showRoute() })
+	e.profile.SetSelected(profiles[0])
+	e.route = widget.NewSelect(routes, func(string) { e.showRoute() })
+	e.route.Selected = app.RouteOne.Label()
 	e.client = widget.NewSelect(labels, func(label string) {
 		if cl := e.byName[label]; cl != nil {
 			c.app.Preferences().SetString(prefExportClient, cl.ID)
@@ -194,11 +231,15 @@ func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
 		e.render()
 	})
 	e.client.SetSelected(pick)
+	e.showRoute()
 
+	// The route sits beside the client, and what it means heads the
+	// notes: the dialog keeps its height.
 	top := container.New(layout.NewFormLayout(),
-		widget.NewLabel("Client"), e.client,
+		widget.NewLabel("Client"), container.NewBorder(nil, nil, nil,
+			container.NewHBox(widget.NewLabel("Route"), wide(e.route, 250), widget.NewLabel("Profile"), e.profile), e.client),
 		widget.NewLabel("Output"), e.output,
-		container.NewVBox(widget.NewLabel("Servers"), all, none), serverScroll,
+		container.NewVBox(widget.NewLabel("Servers"), e.all, e.none), serverScroll,
 		widget.NewLabel("File"), e.path)
 	e.content = container.NewBorder(top, container.NewVBox(notes, container.NewHBox(e.copyBtn, e.reveal, e.install, e.link)), nil, nil, e.snippet)
 	return e
@@ -226,41 +267,87 @@ func (e *exportDialog) setOutputs() {
 	e.output.Refresh()
 }
 
-func (e *exportDialog) selected() (*clients.Client, []*registry.Server, error) {
+// entries are the entries for the current choice, with the client.
+func (e *exportDialog) entries() (*clients.Client, *app.Entries, error) {
 	cl := e.byName[e.client.Selected]
 	if cl == nil {
 		return nil, nil, errors.New("pick a client")
 	}
-	if len(e.servers.Selected) == 0 {
-		return cl, nil, errors.New("pick at least one server")
+	req := app.EntryRequest{Route: e.byRoute[e.route.Selected]}
+	if req.Route == app.RouteOne {
+		if p := e.profile.Selected; p != registry.DefaultProfile {
+			req.Profile = p
+		}
+	} else {
+		if len(e.servers.Selected) == 0 {
+			return cl, nil, errors.New("pick at least one server")
+		}
+		req.Names = e.servers.Selected
 	}
-	servers, err := e.c.configServers(e.servers.Selected)
-	return cl, servers, err
+	plan, err := e.c.plan(req)
+	return cl, plan, err
 }
 
 // renderWith renders the current choice, with secrets' values or without.
 func (e *exportDialog) renderWith(reveal bool) (*clients.Client, *clients.Result, error) {
-	cl, servers, err := e.selected()
+	cl, plan, err := e.entries()
 	if err != nil {
 		return cl, nil, err
 	}
-	o := e.c.clientOptions()
-	o.RevealSecrets = reveal
-	res, err := cl.Render(e.byOutput[e.output.Selected], servers, o)
+	if reveal {
+		plan = plan.Revealed()
+	}
+	res, err := plan.Render(cl, e.byOutput[e.output.Selected])
 	return cl, res, err
+}
+
+// showRoute shows the route's servers and renders: the one entry holds
+// every server of its profile, so the list shows those, unchangeable, and
+// the ticks for entries per server come back with their route.
+func (e *exportDialog) showRoute() {
+	if e.servers == nil || e.route == nil || e.profile == nil {
+		return
+	}
+	one := e.byRoute[e.route.Selected] == app.RouteOne
+	for _, w := range []fyne.Disableable{e.servers, e.all, e.none} {
+		setEnabled(w, !one)
+	}
+	setEnabled(e.profile, one)
+	if one {
+		if e.ticks == nil {
+			e.ticks = append([]string{}, e.servers.Selected...)
+		}
+		var members []string
+		req := app.EntryRequest{Route: app.RouteOne}
+		if p := e.profile.Selected; p != registry.DefaultProfile {
+			req.Profile = p
+		}
+		if plan, err := e.c.plan(req); err == nil {
+			members = plan.Members
+		}
+		e.servers.Selected = members
+		e.servers.Refresh()
+	} else if e.ticks != nil {
+		e.servers.Selected, e.ticks = e.ticks, nil
+		e.servers.Refresh()
+	}
+	e.render()
 }
 
 // render shows the output for the current choice (UI thread; the work is
 // small and local).
 func (e *exportDialog) render() {
-	if e.snippet == nil || e.client == nil || e.output == nil {
+	if e.snippet == nil || e.client == nil || e.output == nil || e.route == nil {
 		return
 	}
-	cl, res, err := e.renderWith(false)
+	cl, plan, err := e.entries()
+	var res *clients.Result
+	if err == nil {
+		res, err = plan.Render(cl, e.byOutput[e.output.Selected])
+	}
 	if cl != nil {
-		_, _, serr := e.selected()
-		setEnabled(e.install, cl.HasFile() && serr == nil)
-		setEnabled(e.link, cl.HasDeepLink() && serr == nil)
+		setEnabled(e.install, cl.HasFile() && plan != nil)
+		setEnabled(e.link, cl.HasDeepLink() && plan != nil)
 		if p, perr := cl.Path(e.c.clientOptions()); perr == nil {
 			e.path.SetText(tildePath(p))
 		} else {
@@ -275,7 +362,10 @@ func (e *exportDialog) render() {
 	}
 	setEnabled(e.copyBtn, true)
 	e.snippet.SetText(string(res.Data))
-	e.notes.SetText(strings.Join(append(slices.Clone(res.Warnings), res.Notes...), "\n"))
+	// What the route means comes first: the notes say where the
+	// client's requests go.
+	summary := plan.Summary()
+	e.notes.SetText(strings.Join(append([]string{strings.ToUpper(summary[:1]) + summary[1:] + "."}, append(slices.Clone(res.Warnings), res.Notes...)...), "\n"))
 }
 
 // copy puts what is shown on the clipboard, or, with "Copy with secret
@@ -298,6 +388,12 @@ func (e *exportDialog) copy() {
 	e.notes.SetText(msg + "\n" + e.notes.Text)
 }
 
+// wide gives a select room for its longest option (a select alone is as
+// narrow as its placeholder and truncates the choice).
+func wide(o fyne.CanvasObject, width float32) fyne.CanvasObject {
+	return container.New(layout.NewGridWrapLayout(fyne.NewSize(width, o.MinSize().Height)), o)
+}
+
 func setEnabled(w fyne.Disableable, on bool) {
 	if on {
 		w.Enable()
@@ -308,13 +404,12 @@ func setEnabled(w fyne.Disableable, on bool) {
 
 // confirmInstall shows the diff and the target file, then writes it.
 func (e *exportDialog) confirmInstall() {
-	cl, servers, err := e.selected()
+	cl, plan, err := e.entries()
 	if err != nil {
 		e.c.showError(err)
 		return
 	}
-	opts := e.c.clientOptions()
-	ch, err := cl.Install(servers, opts, &clients.FileOptions{DryRun: true})
+	ch, err := plan.Install(cl, &clients.FileOptions{DryRun: true})
 	if err != nil {
 		e.c.showError(err)
 		return
@@ -328,14 +423,18 @@ func (e *exportDialog) confirmInstall() {
 	diff.Wrapping = fyne.TextWrapOff
 	diff.SetText(ch.Diff())
 	diff.SetMinRowsVisible(16)
-	msg := widget.NewLabel("mcptray will write " + ch.Path + " and keep the previous version beside it.")
+	say := "mcptray will write " + ch.Path + " and keep the previous version beside it."
+	if lines := append(append(ch.SwitchLines(), ch.Notes...), ch.Warnings...); len(lines) > 0 {
+		say += "\n" + strings.Join(lines, "\n")
+	}
+	msg := widget.NewLabel(say)
 	msg.Wrapping = fyne.TextWrapWord
 	body := container.NewBorder(msg, nil, nil, nil, diff)
 	d := dialog.NewCustomConfirm("Install into "+cl.Name, "Install", "Cancel", body, func(ok bool) {
 		if !ok {
 			return
 		}
-		ch, err := cl.Install(servers, opts, nil)
+		ch, err := plan.Install(cl, nil)
 		if err != nil {
 			e.c.showError(err)
 			return
@@ -351,10 +450,10 @@ func (e *exportDialog) confirmInstall() {
 }
 
 func (e *exportDialog) openLink() {
-	cl, servers, err := e.selected()
+	cl, plan, err := e.entries()
 	if err == nil {
 		var res *clients.Result
-		if res, err = cl.DeepLinks(servers, e.c.clientOptions()); err == nil {
+		if res, err = plan.Render(cl, clients.OutputDeepLink); err == nil {
 			for _, line := range strings.Split(strings.TrimSpace(string(res.Data)), "\n") {
 				u, perr := url.Parse(strings.TrimSpace(line))
 				if perr != nil {

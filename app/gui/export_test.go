@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app"
 	"mcptray/registry"
 	"mcptray/registry/clients"
 )
@@ -36,12 +38,28 @@ restart = "sometimes"
 		t.Fatal(err)
 	}
 	c := newTestController(t, newFakeEngine(sampleSnapshot()), cfgPath)
+	c.env.Exe = "/usr/local/bin/mcptray"
 	offered, ticked, err := c.exportChoices()
 	if err != nil || !slices.Equal(offered, []string{"gh", "off"}) || !slices.Equal(ticked, []string{"gh"}) {
 		t.Fatalf("choices %v %v %v", offered, ticked, err)
 	}
 	e := c.newExportDialog(offered, ticked)
 	selectClient(t, e, "claude-code")
+	// Through mcptray by default: the one entry, as install writes it.
+	if e.route.Selected != "One entry: mcptray" || !e.servers.Disabled() || e.profile.Disabled() {
+		t.Errorf("route %q, servers disabled %v, profile disabled %v", e.route.Selected, e.servers.Disabled(), e.profile.Disabled())
+	}
+	if got := e.snippet.Text; !strings.Contains(got, `"mcptray": {`) || !strings.Contains(got, `"args": ["connect", "--config", `+jsonQuote(cfgPath)+`]`) || strings.Contains(got, "ghp_") || strings.Contains(got, "server-github") {
+		t.Errorf("one entry:\n%s", got)
+	}
+	if !strings.Contains(e.notes.Text, "One entry, mcptray, running mcptray connect --config") || !strings.Contains(e.notes.Text, "profile default (gh)") {
+		t.Errorf("route said: %q", e.notes.Text)
+	}
+	e.route.SetSelected("Per server, through mcptray")
+	if got := e.snippet.Text; !strings.Contains(got, `"gh": {`) || !strings.Contains(got, `"/usr/local/bin/mcptray"`) || strings.Contains(got, "server-github") || e.servers.Disabled() {
+		t.Errorf("per server through mcptray:\n%s", got)
+	}
+	e.route.SetSelected("Direct, without mcptray")
 	if !slices.Equal(e.output.Options, []string{"Config snippet", "Add command"}) {
 		t.Errorf("outputs %v", e.output.Options)
 	}
@@ -74,6 +92,11 @@ restart = "sometimes"
 	}
 }
 
+func jsonQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // selectClient picks a client in the dialog by its ID.
 func selectClient(t *testing.T, e *exportDialog, id string) {
 	t.Helper()
@@ -95,7 +118,10 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("PATH", t.TempDir())
 	os.MkdirAll(filepath.Join(home, ".cursor"), 0o755)
-	cfgPath := filepath.Join(t.TempDir(), "servers.toml")
+	// The default config: the entries name no --config, and the markup
+	// holds no temporary path.
+	cfgPath := filepath.Join(home, ".config", "mcptray", "servers.toml")
+	os.MkdirAll(filepath.Dir(cfgPath), 0o755)
 	var b strings.Builder
 	for i := range 30 {
 		fmt.Fprintf(&b, "[servers.server-%02d]\ncommand = \"/bin/sh\"\n\n", i+1)
@@ -105,6 +131,7 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 
 	eng := newFakeEngine(manySnapshot(30))
 	c := newTestController(t, eng, cfgPath)
+	c.env.Exe = "/usr/local/bin/mcptray"
 	c.apply(eng.Snapshot())
 	offered, ticked, err := c.exportChoices()
 	if err != nil || len(offered) != 30 || len(ticked) != 26 || slices.Contains(ticked, "server-05") || slices.Contains(ticked, "server-28") {
@@ -117,9 +144,14 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	if e.servers.Horizontal || !e.copyBtn.Visible() || e.copyBtn.Disabled() {
 		t.Errorf("servers horizontal %v; copy disabled %v", e.servers.Horizontal, e.copyBtn.Disabled())
 	}
+	if !strings.Contains(e.snippet.Text, `"mcptray"`) || strings.Contains(e.snippet.Text, "server-01") || !strings.Contains(e.notes.Text, "the 30 servers of profile default") {
+		t.Errorf("one entry:\n%.300s\n%s", e.snippet.Text, e.notes.Text)
+	}
+	e.route.SetSelected("Per server, through mcptray")
 	if !strings.Contains(e.snippet.Text, "server-01") || strings.Contains(e.snippet.Text, "broken") || strings.Contains(e.snippet.Text, "server-05") {
 		t.Errorf("snippet:\n%.300s", e.snippet.Text)
 	}
+	e.route.SetSelected("One entry: mcptray")
 	w := test.NewTempWindow(t, e.content)
 	w.Resize(fyne.NewSize(820, 640))
 	if h := e.content.MinSize().Height; h > 640 {
@@ -142,7 +174,89 @@ func TestExportDialogForThirtyServers(t *testing.T) {
 	}
 	// A per-server export of a healthy one, with a broken one in the file.
 	e3 := c.newExportDialog(offered, []string{"server-02"})
+	e3.route.SetSelected("Per server, through mcptray")
 	if !strings.Contains(e3.snippet.Text, "server-02") || e3.copyBtn.Disabled() {
 		t.Errorf("per-server export: %q", e3.notes.Text)
+	}
+}
+
+// The dialog's Install writes what `mcptray install` writes: the one entry
+// by default, replacing the per-server entries mcptray wrote, and per
+// server through mcptray when asked; the tray's Copy config copies a
+// server's entry through mcptray, never the server's own command.
+func TestExportDialogInstallsThroughMcptray(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	cfgPath := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(cfgPath, []byte("[servers.gh]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-github\"]\nenv = { GITHUB_PERSONAL_ACCESS_TOKEN = \"ghp_literal_2\" }\n\n[servers.files]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/tmp\"]\n"), 0o600)
+	file := filepath.Join(home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), cfgPath)
+	c.env.Exe = "/usr/local/bin/mcptray"
+	entries := func() map[string][]any {
+		t.Helper()
+		var v struct {
+			MCPServers map[string]struct {
+				Command string
+				Args    []any
+			} `json:"mcpServers"`
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%v:\n%s", err, b)
+		}
+		out := map[string][]any{}
+		for n, e := range v.MCPServers {
+			out[n] = append([]any{e.Command}, e.Args...)
+		}
+		return out
+	}
+	install := func(e *exportDialog) {
+		t.Helper()
+		e.confirmInstall()
+		tapOverlayButton(t, c.win, "Install")
+	}
+
+	e := c.newExportDialog([]string{"gh", "files"}, []string{"gh", "files"})
+	selectClient(t, e, "cursor")
+	e.route.SetSelected(app.RoutePerServer.Label())
+	install(e)
+	if got := entries(); len(got) != 2 || fmt.Sprint(got["gh"]) != fmt.Sprint([]any{"/usr/local/bin/mcptray", "connect", "--config", cfgPath, "gh"}) {
+		t.Fatalf("per server through mcptray: %v", got)
+	}
+	e.route.SetSelected(app.RouteOne.Label())
+	e.confirmInstall()
+	if say := overlayText(c.win); !strings.Contains(say, "mcptray replaces the per-server entries mcptray wrote (gh, files)") {
+		t.Errorf("the confirmation does not say the per-server entries go:\n%s", say)
+	}
+	tapOverlayButton(t, c.win, "Install")
+	if got := entries(); len(got) != 1 || fmt.Sprint(got["mcptray"]) != fmt.Sprint([]any{"/usr/local/bin/mcptray", "connect", "--config", cfgPath}) {
+		t.Fatalf("the one entry: %v", got)
+	}
+	if b, _ := os.ReadFile(file); strings.Contains(string(b), "ghp_literal_2") || strings.Contains(string(b), "server-github") {
+		t.Errorf("the file holds the server's own settings:\n%s", b)
+	}
+
+	// A server's own Export… opens on its entry through mcptray.
+	c.showExport("files")
+	if top := c.win.Canvas().Overlays().Top(); top == nil {
+		t.Fatal("no export dialog")
+	}
+	if say := overlayText(c.win); !strings.Contains(say, "One entry per server (1), each through mcptray") {
+		t.Errorf("a server's Export… says:\n%s", say)
+	}
+
+	// The tray's Copy config.
+	got, note, err := c.configCopy("gh", "claude-code")
+	if err != nil || !strings.Contains(note.Content, "through mcptray") {
+		t.Fatalf("Copy config: %v, %+v", err, note)
+	}
+	if !strings.Contains(got, `"gh": {`) || !strings.Contains(got, `"args": ["connect", "--config", `+jsonQuote(cfgPath)+`, "gh"]`) ||
+		strings.Contains(got, "server-github") || strings.Contains(got, "ghp_literal_2") || strings.Contains(got, "GITHUB_PERSONAL_ACCESS_TOKEN") {
+		t.Errorf("Copy config copied:\n%s", got)
 	}
 }

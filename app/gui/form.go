@@ -742,22 +742,43 @@ func (c *controller) removeServers(names []string) {
 		title = fmt.Sprintf("Remove %d servers?", len(names))
 		what = strings.Join(names, ", ")
 	}
-	d := dialog.NewConfirm(title,
-		fmt.Sprintf("This stops %s and removes it from %s.\nThe file as it was is kept as %s.", what, c.cfgPath, filepath.Base(c.cfgPath)+".bak"),
-		func(ok bool) {
-			if !ok {
-				return
-			}
-			err := c.updateConfig(func(cfg *registry.Config) error {
-				cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s *registry.Server) bool { return slices.Contains(names, s.Name) })
-				return nil
-			})
-			if err != nil {
-				c.showError(err)
-			}
-		}, c.win)
-	d.SetConfirmText("Remove")
-	d.SetDismissText("Cancel")
+	msg := widget.NewLabel(fmt.Sprintf("This stops %s and removes it from %s.\nThe file as it was is kept as %s.", what, c.cfgPath, filepath.Base(c.cfgPath)+".bak"))
+	msg.Wrapping = fyne.TextWrapWord
+	body := container.NewVBox(msg)
+	// A server added from an MCP bundle runs from the folder it was
+	// unpacked into: offered for deletion too, not deleted unasked.
+	var folders []app.BundleFolder
+	if cfg, err := registry.Load(c.cfgPath); err == nil {
+		folders, _ = app.BundleFolders(cfg, names, "")
+	}
+	var delFiles *widget.Check
+	if len(folders) > 0 {
+		var paths []string
+		for _, f := range folders {
+			paths = append(paths, tildePath(f.Folder))
+		}
+		label := "Also delete the folder its MCP bundle was unpacked into: " + strings.Join(paths, ", ")
+		if len(folders) > 1 {
+			label = "Also delete the folders their MCP bundles were unpacked into: " + strings.Join(paths, ", ")
+		}
+		delFiles = widget.NewCheck(label, nil)
+		body.Add(delFiles)
+	}
+	d := dialog.NewCustomConfirm(title, "Remove", "Cancel", body, func(ok bool) {
+		if !ok {
+			return
+		}
+		err := c.updateConfig(func(cfg *registry.Config) error {
+			cfg.Servers = slices.DeleteFunc(cfg.Servers, func(s *registry.Server) bool { return slices.Contains(names, s.Name) })
+			return nil
+		})
+		if err == nil && delFiles != nil && delFiles.Checked {
+			err = app.DeleteBundleFolders(folders, "")
+		}
+		if err != nil {
+			c.showError(err)
+		}
+	}, c.win)
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
 }

@@ -70,6 +70,7 @@ func main() {
 	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
 	censusOnly := flag.Bool("census-only", false, "measure only the census rows (check of 1 and 50 servers against the go-sdk, an idle daemon)")
 	searchOnly := flag.Bool("search-only", false, "measure only tool search over 1,000 tools")
+	exposureOnly := flag.Bool("exposure-only", false, "measure only the size of tools/list with full against search exposure")
 	aggregateOnly := flag.Bool("aggregate-only", false, "measure only the aggregate (tools/list of 20 servers, tools/call against per-server)")
 	idleFor := flag.Duration("idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
 	flag.Parse()
@@ -105,6 +106,12 @@ func main() {
 		if aggregateBench(*bin, dir, env, *gatewayCalls) {
 			os.Exit(1)
 		}
+		return
+	}
+	if *exposureOnly {
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		exposureBench(*bin, *servers, dir, env)
 		return
 	}
 	if *searchOnly {
@@ -230,6 +237,7 @@ func main() {
 	if searchBench() {
 		failed = true
 	}
+	exposureBench(*bin, *servers, dir, env)
 	if *gui {
 		guiBench(*bin, dir, env, *rssWait)
 		memoryBench(*bin, dir, env, *memWait)

@@ -36,6 +36,13 @@ func (g *Gateway) OneEntryArgs(profile string) []string {
 	return args
 }
 
+// OneEntry is profile's one entry as a server to write: the bridge over
+// all of the profile's servers, carrying none of their settings.
+func OneEntry(profile string, g *Gateway) *registry.Server {
+	return &registry.Server{Name: OneEntryName(profile), Command: g.Command, Args: g.OneEntryArgs(profile),
+		Description: fmt.Sprintf("mcptray profile %s: every server of it as one", cmpOr(profile, registry.DefaultProfile))}
+}
+
 // perServerEntry reports whether s is an entry mcptray wrote for one server
 // (`mcptray connect NAME`, or the server's URL on the local endpoint), not
 // a profile's entry.
@@ -103,8 +110,7 @@ func (c *Client) mergeOne(file string, src []byte, profile string, g *Gateway, o
 	}
 	direct := *o
 	direct.Gateway, direct.SecretsVia, direct.Resolve = nil, nil, nil
-	entry := &registry.Server{Name: name, Command: g.Command, Args: g.OneEntryArgs(profile),
-		Description: fmt.Sprintf("mcptray profile %s: every server of it as one", cmpOr(profile, registry.DefaultProfile))}
+	entry := OneEntry(profile, g)
 	ch, err := c.Merge(file, cur, []*registry.Server{entry}, &direct)
 	if err != nil {
 		return nil, err
