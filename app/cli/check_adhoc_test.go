@@ -20,7 +20,7 @@ import (
 func checkJSON(t *testing.T, bin string, args ...string) ([]serverReport, int, string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"check", "--json", "--timeout", "20s"}, args...)...)
-	cmd.Env = append(cmd.Environ(), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Environ(), homeEnv(t.TempDir())...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -57,7 +57,7 @@ func TestCheckAdHoc(t *testing.T) {
 		}
 		// The table is check's own.
 		cmd := exec.Command(bin, "check", "--", bin, "serve-demo", "--versions", "2025-06-18")
-		cmd.Env = append(cmd.Environ(), "HOME="+t.TempDir())
+		cmd.Env = append(cmd.Environ(), homeEnv(t.TempDir())...)
 		table, err := cmd.CombinedOutput()
 		if err != nil || !strings.HasPrefix(string(table), "NAME") || !regexpLine(string(table), `^mcptray\s+ready\s+legacy 2025-06-18\s+mcptray-demo`) {
 			t.Errorf("check -- table: %v\n%s", err, table)

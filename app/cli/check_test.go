@@ -119,7 +119,7 @@ disabled = true
 
 	start := time.Now()
 	cmd := exec.Command(bin, "check", "--json", "--timeout", "8s", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	cmd.Env = append(append(os.Environ(), homeEnv(dir)...), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	out, err := cmd.Output()
 	elapsed := time.Since(start)
 	ee, ok := err.(*exec.ExitError)
@@ -193,7 +193,7 @@ func TestCheckAllReadyExitsZero(t *testing.T) {
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\nautostart = false\n", bin))
 	cmd := exec.Command(bin, "check", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd.Env = append(os.Environ(), homeEnv(dir)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "demo") || !strings.Contains(string(out), "ready") {
 		t.Fatalf("check: %v\n%s", err, out)
@@ -257,7 +257,7 @@ func TestCheckProbeTimeout(t *testing.T) {
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[servers.hang]\ncommand = \"node\"\nargs = [%q]\n", script))
 	cmd := exec.Command(bin, "check", "--json", "--timeout", "4s", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd.Env = append(os.Environ(), homeEnv(dir)...)
 	out, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("exit: %v (want 1)\n%s", err, out)

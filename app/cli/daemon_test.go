@@ -43,7 +43,8 @@ func newDaemonEnv(t *testing.T) *daemonEnv {
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[settings]\nprobe_interval = \"1s\"\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", bin))
 	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-		"HOME="+dir, "MCPTRAY_CONFIG="+cfg)
+		"MCPTRAY_CONFIG="+cfg)
+	env = append(env, homeEnv(dir)...)
 	os.Mkdir(filepath.Join(dir, "run"), 0o700)
 	return &daemonEnv{t: t, bin: bin, dir: dir, cfg: cfg, env: env}
 }

@@ -12,7 +12,7 @@ import (
 
 // secretsEnv runs mcptray with a file store in dir.
 func secretsEnv(dir string) []string {
-	return append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "MCPTRAY_KEYRING=file", "HOME="+dir)
+	return append(append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "MCPTRAY_KEYRING=file"), homeEnv(dir)...)
 }
 
 func runWith(t *testing.T, env []string, stdin string, args ...string) (string, error) {
