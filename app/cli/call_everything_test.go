@@ -1,5 +1,9 @@
 //go:build unix
 
+// Unix only: server-everything runs in a process group of its own
+// (Setpgid), killed as one with its children; and Wine, which runs the
+// Windows tests here, runs no Node.js.
+
 package cli
 
 import (

@@ -1,14 +1,14 @@
-//go:build unix
-
 package cli
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +16,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/internal/testenv"
+	"mcptray/internal/wine"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -30,15 +31,16 @@ var (
 func mcptrayBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("builds the binary (not in -short mode)")
 	}
+	wine.Skip(t, "has no Go toolchain to build mcptray with")
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcptray-bin-")
 		if err != nil {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "mcptray")
+		binPath = filepath.Join(dir, exeName("mcptray"))
 		out, err := exec.Command("go", "build", "-tags", "nogui", "-o", binPath, "mcptray").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -52,9 +54,10 @@ func mcptrayBinary(t *testing.T) string {
 
 // testServers is where `make test` installs the npm servers.
 func testServers(t *testing.T) string {
+	wine.Skip(t, "runs no Node.js here (the npm servers are node programs)")
 	dir := os.Getenv("MCPTRAY_TEST_SERVERS")
 	if dir == "" {
-		dir = filepath.Join("..", ".testservers", "node_modules")
+		dir = filepath.Join("..", "..", ".testservers", "node_modules")
 	}
 	everything := filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(everything); err != nil {
@@ -273,4 +276,24 @@ func TestCheckProbeTimeout(t *testing.T) {
 	if msg := r.Diagnostics[0].Message; !strings.Contains(msg, "within") || strings.Contains(msg, "still ready") {
 		t.Errorf("message %q does not say how long it waited", msg)
 	}
+}
+
+// regexpLine says whether a line of text matches pattern.
+func regexpLine(text, pattern string) bool {
+	re := regexp.MustCompile(pattern)
+	for _, l := range strings.Split(text, "\n") {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -1,5 +1,10 @@
 //go:build unix
 
+// Unix only: these run the built mcptray and its daemon as daemonEnv
+// (daemon_test.go) does, ending processes with signals and finding the
+// daemon by its Unix socket; the Windows daemon's named pipe and Job
+// Objects are tested in control and supervisor.
+
 package cli
 
 import (
@@ -363,16 +368,6 @@ func TestDaemonReplacesStaleSocket(t *testing.T) {
 	if !strings.Contains(r2.log(), "replaced a stale control socket") {
 		t.Errorf("new daemon log:\n%s", r2.log())
 	}
-}
-
-func regexpLine(text, pattern string) bool {
-	re := regexp.MustCompile(pattern)
-	for _, l := range strings.Split(text, "\n") {
-		if re.MatchString(l) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestDaemonFollowsSymlinkedConfig: servers.toml is a link into a dotfiles

@@ -1,5 +1,8 @@
 //go:build unix
 
+// Unix only: the servers are sh scripts that trap SIGTERM, and mcptray up
+// is ended with SIGINT; on Windows supervisor's tests stop servers.
+
 package cli
 
 import (

@@ -165,11 +165,6 @@ if [ -z "${PKGS:-}" ]; then
 	PKGS=$("$GO" list -e -tags nogui -f '{{if or .Error .DepsErrors}}{{else}}{{.ImportPath}}{{end}}' ./...)
 	skipped=$("$GO" list -e -tags nogui -f '{{if or .Error .DepsErrors}}{{.ImportPath}}{{end}}' ./...)
 	[ -z "$skipped" ] || echo "== not run under Wine (they need cgo: Fyne's OpenGL): $(echo $skipped)"
-	# The command line's tests are written with Unix paths
-	# (/usr/local/bin/mcptray) and homes: not run under Wine until they
-	# are made to hold on Windows.
-	PKGS=$(echo "$PKGS" | grep -vx 'mcptray/app/cli')
-	echo "== not run under Wine (its tests assume Unix paths and homes): mcptray/app/cli"
 fi
 t=$SECONDS
 log=$(mktemp)
