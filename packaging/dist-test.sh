@@ -15,6 +15,10 @@
 #      desktop app under Xvfb read back over D-Bus (its tray menu); then
 #      `apt purge` and autoremove leave none of the package's files.
 #      DIST_TEST_CHROOT=0 skips this part.
+#   3. the Windows .zip's and .msi's programs run under Wine 10: version and
+#      check of a server, the MSI installed with msiexec and uninstalled
+#      (packaging/wine/test-windows.sh with DIST_DIR; DIST_TEST_WINE=0
+#      skips it).
 # DIST names the folder (default dist); DIST_TEST_WINDOWS=0 leaves out the
 # Windows artefacts (a machine without mingw-w64 or wixl).
 set -euo pipefail
@@ -126,6 +130,28 @@ grep -q 'mcptray.exe' "$tmp/file.idt" && grep -q 'mcptray-headless.exe' "$tmp/fi
 grep -q '^StartMenuShortcut.*ProgramMenuFolder' "$tmp/shortcut.idt" || fail "the MSI has no Start menu shortcut"
 grep -q '^LoginShortcut.*StartupFolder.*gui --hide' "$tmp/shortcut.idt" || fail "the MSI has no run-at-login shortcut"
 grep -q '^Autostart.*1000' "$tmp/feature.idt" || fail "the run-at-login entry is not an optional feature"
+# Per machine, into Program Files\mcptray (64-bit).
+msiinfo export "$msi" Property | grep -qx $'ALLUSERS\t1' || fail "the MSI does not install per machine (ALLUSERS)"
+msiinfo export "$msi" Directory | grep -qx $'INSTALLDIR\tProgramFiles64Folder\tmcptray' || fail "the MSI does not install into Program Files\\mcptray"
+msiextract -l "$msi" | tee "$tmp/msi-files.txt"
+[ "$(sort "$tmp/msi-files.txt" | tr '\n' ' ')" = "mcptray/mcptray-headless.exe mcptray/mcptray.exe " ] || fail "msiextract lists other files than the two builds"
+msiextract -C "$tmp/msi" "$msi" >/dev/null
+for f in mcptray.exe mcptray-headless.exe; do
+  cmp -s "$tmp/msi/mcptray/$f" "$tmp/win/$f" || fail "the MSI's $f is not the .zip's"
+done
+
+# The .zip's and the .msi's programs run under Wine 10 (the Debian 13
+# system make test-windows keeps): version and check of a server from the
+# unpacked .zip, then the MSI installed with msiexec, run from Program
+# Files, and uninstalled. DIST_TEST_WINE=0 skips it.
+if [ "${DIST_TEST_WINE:-1}" = 0 ]; then
+  echo "dist-test: DIST_TEST_WINE=0: the Windows artefacts are not run under Wine"
+elif [ "$(id -u)" != 0 ]; then
+  fail "running the Windows artefacts under Wine needs root (DIST_TEST_WINE=0 skips it)"
+else
+  step "the .zip and the .msi under Wine"
+  DIST_DIR=$D packaging/wine/test-windows.sh || fail "the Windows artefacts under Wine"
+fi
 fi
 
 if [ "${DIST_TEST_CHROOT:-1}" = 0 ]; then
