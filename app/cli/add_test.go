@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,7 +131,7 @@ func TestAddSnippetFromStdin(t *testing.T) {
 	bin := mcptrayBinary(t)
 	cfg := filepath.Join(t.TempDir(), "servers.toml")
 	env := addEnv(t)
-	out, err := runMcptray(t, t.TempDir(), env, `{"mcpServers": {"pasted-demo": {"command": "`+bin+`", "args": ["serve-demo"]}}}`, "add", "--config", cfg, "--json")
+	out, err := runMcptray(t, t.TempDir(), env, `{"mcpServers": {"pasted-demo": {"command": `+strconv.Quote(bin)+`, "args": ["serve-demo"]}}}`, "add", "--config", cfg, "--json")
 	if err != nil || !strings.Contains(out, "ready") {
 		t.Fatalf("add --json: %v\n%s", err, out)
 	}
@@ -230,6 +231,7 @@ func TestAddUpdateKeepsValues(t *testing.T) {
 	env := addEnv(t)
 	dir := t.TempDir()
 	name := "io.github.domdomegg/airtable-mcp-server"
+	wine.Skip(t, "runs no Node.js here (add finds the npm package's runtime, npx, on PATH)")
 
 	out, err := runMcptray(t, dir, env, "", "add", "--config", cfg, "--registry", reg.URL, "--no-check",
 		"--set", "AIRTABLE_API_KEY=pat123.abc123", "--set", "AIRTABLE_KEY=typo", name+"@1.7.2")

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -27,13 +28,21 @@ var (
 	binErr  error
 )
 
-// mcptrayBinary builds mcptray once per test run.
+// mcptrayBinary builds mcptray once per test run, or is the headless build
+// $MCPTRAY_TEST_BINARY names (make test-windows builds it for Wine, which
+// has no Go toolchain).
 func mcptrayBinary(t *testing.T) string {
 	t.Helper()
+	if p := os.Getenv("MCPTRAY_TEST_BINARY"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("MCPTRAY_TEST_BINARY: %v", err)
+		}
+		return p
+	}
 	if testing.Short() {
 		t.Skip("builds the binary (not in -short mode)")
 	}
-	wine.Skip(t, "has no Go toolchain to build mcptray with")
+	wine.Skip(t, "has no Go toolchain to build mcptray with (make test-windows sets MCPTRAY_TEST_BINARY)")
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcptray-bin-")
 		if err != nil {
@@ -226,7 +235,12 @@ func TestCheckServer(t *testing.T) {
 			t.Errorf("start = %q: %s (%s)", mode, st.State, st.Reason)
 		}
 	}
-	st = app.CheckServer(context.Background(), nil, &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}, 30*time.Second)
+	// A server that says why and exits 3, in the OS's own shell.
+	quitter := &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}
+	if runtime.GOOS == "windows" {
+		quitter.Command, quitter.Args = "cmd", []string{"/c", "echo no token 1>&2 & exit 3"}
+	}
+	st = app.CheckServer(context.Background(), nil, quitter, 30*time.Second)
 	if st.State == supervisor.StateReady || st.Diagnosis == nil || st.LastExit == nil || st.LastExit.Code != 3 {
 		t.Errorf("quitter: %s %+v %+v", st.State, st.Diagnosis, st.LastExit)
 	}
@@ -251,6 +265,7 @@ rl.on('close', () => process.exit(0));
 // waited.
 func TestCheckProbeTimeout(t *testing.T) {
 	bin := mcptrayBinary(t)
+	wine.Skip(t, "runs no Node.js here (the server is a node script)")
 	if _, err := exec.LookPath("node"); err != nil {
 		testenv.Need(t, "node on PATH")
 	}

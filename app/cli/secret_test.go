@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,9 @@ func runWith(t *testing.T, env []string, stdin string, args ...string) (string, 
 // through ${keyring:NAME}; its value never appears in servers.toml, in
 // `config list` or in `check --json`.
 func TestSecretsEndToEnd(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the server is an sh script that compares its environment with a file")
+	}
 	dir := t.TempDir()
 	env := secretsEnv(dir)
 	cfg := filepath.Join(dir, "servers.toml")

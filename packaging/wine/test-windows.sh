@@ -276,6 +276,10 @@ fi
 
 cd "$SRC"
 export CGO_ENABLED=0 GOOS=windows GOARCH=amd64
+# The command line's end-to-end tests run a built mcptray, which they build
+# with the go command where there is one: under Wine, this headless build.
+"$GO" build -tags nogui -o "$SRC/bin/windows/test/mcptray.exe" . || die "go build of the headless mcptray.exe for the tests failed"
+export MCPTRAY_WINE_ENV="$MCPTRAY_WINE_ENV MCPTRAY_TEST_BINARY=$(winpath "$SRC/bin/windows/test/mcptray.exe")"
 if [ -z "${PKGS:-}" ]; then
 	# Every package that builds for Windows without cgo: the Fyne GUI
 	# (app/gui) needs cgo and OpenGL, so its tests run on Linux only.
