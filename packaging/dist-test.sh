@@ -90,7 +90,10 @@ if b'\x89PNG' not in data:
     sys.exit(f"{sys.argv[1]}: no icon image")
 EOF
 done
-objdump -x "$tmp/win/mcptray.exe" | grep -q 'subsystem.*Windows GUI\|Subsystem.*00000002' || fail "mcptray.exe is not a GUI program"
+# Into a file first: grep -q ends at its first match, and objdump, still
+# writing, would fail the pipe (pipefail).
+objdump -x "$tmp/win/mcptray.exe" > "$tmp/pe.txt"
+grep -q 'Subsystem.*00000002' "$tmp/pe.txt" || fail "mcptray.exe is not a GUI program"
 fi
 
 step "declared libraries against what the desktop build links"
@@ -131,8 +134,11 @@ grep -q '^StartMenuShortcut.*ProgramMenuFolder' "$tmp/shortcut.idt" || fail "the
 grep -q '^LoginShortcut.*StartupFolder.*gui --hide' "$tmp/shortcut.idt" || fail "the MSI has no run-at-login shortcut"
 grep -q '^Autostart.*1000' "$tmp/feature.idt" || fail "the run-at-login entry is not an optional feature"
 # Per machine, into Program Files\mcptray (64-bit).
-msiinfo export "$msi" Property | grep -qx $'ALLUSERS\t1' || fail "the MSI does not install per machine (ALLUSERS)"
-msiinfo export "$msi" Directory | grep -qx $'INSTALLDIR\tProgramFiles64Folder\tmcptray' || fail "the MSI does not install into Program Files\\mcptray"
+# (msiinfo writes the tables with CRLF line ends.)
+msiinfo export "$msi" Property | tr -d '\r' > "$tmp/property.idt"
+msiinfo export "$msi" Directory | tr -d '\r' > "$tmp/directory.idt"
+grep -qx $'ALLUSERS\t1' "$tmp/property.idt" || fail "the MSI does not install per machine (ALLUSERS)"
+grep -qx $'INSTALLDIR\tProgramFiles64Folder\tmcptray' "$tmp/directory.idt" || fail "the MSI does not install into Program Files\\mcptray"
 msiextract -l "$msi" | tee "$tmp/msi-files.txt"
 [ "$(sort "$tmp/msi-files.txt" | tr '\n' ' ')" = "mcptray/mcptray-headless.exe mcptray/mcptray.exe " ] || fail "msiextract lists other files than the two builds"
 msiextract -C "$tmp/msi" "$msi" >/dev/null
