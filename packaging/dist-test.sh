@@ -102,10 +102,12 @@ echo "$needed" | tr '\n' ' '; echo
 depends=$(dpkg-deb -f "$deb" Depends)
 rpmreq=$(rpm -qpR "$rpm")
 for so in $needed; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')
+  # awk reads to the end: one that stopped at its match would end
+  # ldconfig with SIGPIPE, which pipefail makes this script's exit (141).
+  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !p {print $NF; p = 1}')
   [ -n "$path" ] || fail "$so (linked by the desktop build) is not on this machine"
-  pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
-  [ -n "$pkg" ] || pkg=$(dpkg -S "$path" | head -1 | cut -d: -f1)
+  pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | sed -n '1s/:.*//p') || true
+  [ -n "$pkg" ] || pkg=$(dpkg -S "$path" | sed -n '1s/:.*//p')
   grep -qE "(^|, )$pkg( |,|$)" <<<"$depends" || fail "$so is in $pkg, which the .deb does not depend on ($depends)"
   grep -qF "$so()(64bit)" <<<"$rpmreq" || fail "the .rpm does not require $so()(64bit)"
 done
