@@ -266,16 +266,20 @@ cat > "$root/tmp/tray.sh" <<'EOF'
 set -eu
 mcptray --config "$HOME/.config/mcptray/servers.toml" &
 pid=$!
+# The item registers first and fills its menu after (updates are
+# coalesced): the layout is read until it holds Quit and the demo server.
+layout=
 for i in $(seq 600); do
-  if gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "org.kde.StatusNotifierItem-$pid-1" 2>/dev/null | grep -q true; then
-    gdbus call --session -d "org.kde.StatusNotifierItem-$pid-1" -o /StatusNotifierMenu -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]'
-    kill $pid; wait $pid || true
-    exit 0
+  if gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "org.kde.StatusNotifierItem-$pid-1" 2>/dev/null | grep true >/dev/null; then
+    layout=$(gdbus call --session -d "org.kde.StatusNotifierItem-$pid-1" -o /StatusNotifierMenu -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]' 2>&1 || true)
+    case $layout in *"'label': <'Quit"*demo*|*demo*"'label': <'Quit"*)
+      echo "$layout"; kill $pid; wait $pid || true; exit 0 ;;
+    esac
   fi
   kill -0 $pid || { echo "the desktop app exited"; exit 1; }
   sleep 0.1
 done
-echo "no tray on the session bus after 60 s"; kill $pid; exit 1
+echo "no tray menu with Quit and the demo server on the session bus after 60 s; last layout:"; echo "$layout"; kill $pid; exit 1
 EOF
 as_user xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh /tmp/tray.sh > "$tmp/tray.txt" 2>&1 || { cat "$tmp/tray.txt"; fail "the desktop app's tray"; }
 grep -o "'label': <'[^']*'>" "$tmp/tray.txt"
