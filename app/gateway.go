@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,10 +140,17 @@ func HeadlessBeside(exe string) string {
 		return exe
 	}
 	sibling := filepath.Join(filepath.Dir(exe), HeadlessName+ext)
-	if fi, err := os.Stat(sibling); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+	if fi, err := os.Stat(sibling); err == nil && fi.Mode().IsRegular() && runnable(fi.Mode()) {
 		return sibling
 	}
 	return exe
+}
+
+// runnable says whether a regular file of mode m may be run. Windows keeps
+// no execute bits (Go reports 0666 for every writable file): there the
+// name's extension, the one this binary has, is what makes it a program.
+func runnable(m fs.FileMode) bool {
+	return runtime.GOOS == "windows" || m&0o111 != 0
 }
 
 // openTrust is the store of approved tool definitions beside cfg, which

@@ -15,6 +15,10 @@
 #      desktop app under Xvfb read back over D-Bus (its tray menu); then
 #      `apt purge` and autoremove leave none of the package's files.
 #      DIST_TEST_CHROOT=0 skips this part.
+#   3. the Windows .zip's and .msi's programs run under Wine 10: version and
+#      check of a server, the MSI installed with msiexec and uninstalled
+#      (packaging/wine/test-windows.sh with DIST_DIR; DIST_TEST_WINE=0
+#      skips it).
 # DIST names the folder (default dist); DIST_TEST_WINDOWS=0 leaves out the
 # Windows artefacts (a machine without mingw-w64 or wixl).
 set -euo pipefail
@@ -86,7 +90,10 @@ if b'\x89PNG' not in data:
     sys.exit(f"{sys.argv[1]}: no icon image")
 EOF
 done
-objdump -x "$tmp/win/mcptray.exe" | grep -q 'subsystem.*Windows GUI\|Subsystem.*00000002' || fail "mcptray.exe is not a GUI program"
+# Into a file first: grep -q ends at its first match, and objdump, still
+# writing, would fail the pipe (pipefail).
+objdump -x "$tmp/win/mcptray.exe" > "$tmp/pe.txt"
+grep -q 'Subsystem.*00000002' "$tmp/pe.txt" || fail "mcptray.exe is not a GUI program"
 fi
 
 step "declared libraries against what the desktop build links"
@@ -95,10 +102,12 @@ echo "$needed" | tr '\n' ' '; echo
 depends=$(dpkg-deb -f "$deb" Depends)
 rpmreq=$(rpm -qpR "$rpm")
 for so in $needed; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ {print $NF; exit}')
+  # awk reads to the end: one that stopped at its match would end
+  # ldconfig with SIGPIPE, which pipefail makes this script's exit (141).
+  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !p {print $NF; p = 1}')
   [ -n "$path" ] || fail "$so (linked by the desktop build) is not on this machine"
-  pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
-  [ -n "$pkg" ] || pkg=$(dpkg -S "$path" | head -1 | cut -d: -f1)
+  pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | sed -n '1s/:.*//p') || true
+  [ -n "$pkg" ] || pkg=$(dpkg -S "$path" | sed -n '1s/:.*//p')
   grep -qE "(^|, )$pkg( |,|$)" <<<"$depends" || fail "$so is in $pkg, which the .deb does not depend on ($depends)"
   grep -qF "$so()(64bit)" <<<"$rpmreq" || fail "the .rpm does not require $so()(64bit)"
 done
@@ -126,6 +135,31 @@ grep -q 'mcptray.exe' "$tmp/file.idt" && grep -q 'mcptray-headless.exe' "$tmp/fi
 grep -q '^StartMenuShortcut.*ProgramMenuFolder' "$tmp/shortcut.idt" || fail "the MSI has no Start menu shortcut"
 grep -q '^LoginShortcut.*StartupFolder.*gui --hide' "$tmp/shortcut.idt" || fail "the MSI has no run-at-login shortcut"
 grep -q '^Autostart.*1000' "$tmp/feature.idt" || fail "the run-at-login entry is not an optional feature"
+# Per machine, into Program Files\mcptray (64-bit).
+# (msiinfo writes the tables with CRLF line ends.)
+msiinfo export "$msi" Property | tr -d '\r' > "$tmp/property.idt"
+msiinfo export "$msi" Directory | tr -d '\r' > "$tmp/directory.idt"
+grep -qx $'ALLUSERS\t1' "$tmp/property.idt" || fail "the MSI does not install per machine (ALLUSERS)"
+grep -qx $'INSTALLDIR\tProgramFiles64Folder\tmcptray' "$tmp/directory.idt" || fail "the MSI does not install into Program Files\\mcptray"
+msiextract -l "$msi" | tee "$tmp/msi-files.txt"
+[ "$(sort "$tmp/msi-files.txt" | tr '\n' ' ')" = "mcptray/mcptray-headless.exe mcptray/mcptray.exe " ] || fail "msiextract lists other files than the two builds"
+msiextract -C "$tmp/msi" "$msi" >/dev/null
+for f in mcptray.exe mcptray-headless.exe; do
+  cmp -s "$tmp/msi/mcptray/$f" "$tmp/win/$f" || fail "the MSI's $f is not the .zip's"
+done
+
+# The .zip's and the .msi's programs run under Wine 10 (the Debian 13
+# system make test-windows keeps): version and check of a server from the
+# unpacked .zip, then the MSI installed with msiexec, run from Program
+# Files, and uninstalled. DIST_TEST_WINE=0 skips it.
+if [ "${DIST_TEST_WINE:-1}" = 0 ]; then
+  echo "dist-test: DIST_TEST_WINE=0: the Windows artefacts are not run under Wine"
+elif [ "$(id -u)" != 0 ]; then
+  fail "running the Windows artefacts under Wine needs root (DIST_TEST_WINE=0 skips it)"
+else
+  step "the .zip and the .msi under Wine"
+  DIST_DIR=$D packaging/wine/test-windows.sh || fail "the Windows artefacts under Wine"
+fi
 fi
 
 if [ "${DIST_TEST_CHROOT:-1}" = 0 ]; then
@@ -232,16 +266,20 @@ cat > "$root/tmp/tray.sh" <<'EOF'
 set -eu
 mcptray --config "$HOME/.config/mcptray/servers.toml" &
 pid=$!
+# The item registers first and fills its menu after (updates are
+# coalesced): the layout is read until it holds Quit and the demo server.
+layout=
 for i in $(seq 600); do
-  if gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "org.kde.StatusNotifierItem-$pid-1" 2>/dev/null | grep -q true; then
-    gdbus call --session -d "org.kde.StatusNotifierItem-$pid-1" -o /StatusNotifierMenu -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]'
-    kill $pid; wait $pid || true
-    exit 0
+  if gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner "org.kde.StatusNotifierItem-$pid-1" 2>/dev/null | grep true >/dev/null; then
+    layout=$(gdbus call --session -d "org.kde.StatusNotifierItem-$pid-1" -o /StatusNotifierMenu -m com.canonical.dbusmenu.GetLayout -- 0 -1 '[]' 2>&1 || true)
+    case $layout in *"'label': <'Quit"*demo*|*demo*"'label': <'Quit"*)
+      echo "$layout"; kill $pid; wait $pid || true; exit 0 ;;
+    esac
   fi
   kill -0 $pid || { echo "the desktop app exited"; exit 1; }
   sleep 0.1
 done
-echo "no tray on the session bus after 60 s"; kill $pid; exit 1
+echo "no tray menu with Quit and the demo server on the session bus after 60 s; last layout:"; echo "$layout"; kill $pid; exit 1
 EOF
 as_user xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh /tmp/tray.sh > "$tmp/tray.txt" 2>&1 || { cat "$tmp/tray.txt"; fail "the desktop app's tray"; }
 grep -o "'label': <'[^']*'>" "$tmp/tray.txt"

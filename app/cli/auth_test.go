@@ -1,5 +1,8 @@
 //go:build unix
 
+// Unix only: the browser that signs in is an sh script (browserScript,
+// auth_conformance_test.go).
+
 package cli
 
 import (

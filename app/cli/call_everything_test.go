@@ -1,5 +1,9 @@
 //go:build unix
 
+// Unix only: server-everything runs in a process group of its own
+// (Setpgid), killed as one with its children; and Wine, which runs the
+// Windows tests here, runs no Node.js.
+
 package cli
 
 import (
@@ -20,7 +24,7 @@ func runCall(t *testing.T, bin, dir string, env []string, args ...string) (int, 
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir(), "MCPTRAY_KEYRING=file"), env...)
+	cmd.Env = append(append(append(os.Environ(), homeEnv(t.TempDir())...), "MCPTRAY_KEYRING=file"), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -184,7 +188,7 @@ func TestCallInterrupt(t *testing.T) {
 	// tee shows what reached the server's stdin.
 	cmd := exec.Command(bin, "call", "--arg", "duration=60", "--arg", "steps=60", "trigger-long-running-operation",
 		"--", "sh", "-c", `tee "$0" | node "$1" stdio`, log, everything)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd.Env = append(os.Environ(), homeEnv(dir)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -123,7 +124,7 @@ func adhocServer(args []string, headers, envs []string) (*registry.Server, error
 		if len(argv) == 0 || argv[0] == "" {
 			return nil, app.Usagef("-- must be followed by the server's command")
 		}
-		srv = &registry.Server{Name: filepath.Base(argv[0]), Command: argv[0], Args: argv[1:], Autostart: true}
+		srv = &registry.Server{Name: programName(argv[0]), Command: argv[0], Args: argv[1:], Autostart: true}
 	case len(args) > 0 && strings.Contains(args[0], "://"):
 		if len(args) > 1 {
 			return nil, app.Usagef("check one URL at a time (also given: %s)", strings.Join(args[1:], " "))
@@ -289,4 +290,18 @@ func checkDetail(name string, rep serverReport) string {
 		}
 	}
 	return b.String()
+}
+
+// programName is what an ad-hoc server is called: its command's file name,
+// without the extension Windows runs programs by (mcptray.exe is mcptray,
+// as on Unix).
+func programName(command string) string {
+	name := filepath.Base(command)
+	if runtime.GOOS == "windows" {
+		switch ext := filepath.Ext(name); strings.ToLower(ext) {
+		case ".exe", ".cmd", ".bat", ".com":
+			return strings.TrimSuffix(name, ext)
+		}
+	}
+	return name
 }

@@ -1,14 +1,15 @@
-//go:build unix
-
 package cli
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"mcptray/app"
 	"mcptray/internal/testenv"
+	"mcptray/internal/wine"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -26,19 +28,28 @@ var (
 	binErr  error
 )
 
-// mcptrayBinary builds mcptray once per test run.
+// mcptrayBinary builds mcptray once per test run, or is the headless build
+// $MCPTRAY_TEST_BINARY names (make test-windows builds it for Wine, which
+// has no Go toolchain).
 func mcptrayBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
+	if p := os.Getenv("MCPTRAY_TEST_BINARY"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("MCPTRAY_TEST_BINARY: %v", err)
+		}
+		return p
 	}
+	if testing.Short() {
+		t.Skip("builds the binary (not in -short mode)")
+	}
+	wine.Skip(t, "has no Go toolchain to build mcptray with (make test-windows sets MCPTRAY_TEST_BINARY)")
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcptray-bin-")
 		if err != nil {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "mcptray")
+		binPath = filepath.Join(dir, exeName("mcptray"))
 		out, err := exec.Command("go", "build", "-tags", "nogui", "-o", binPath, "mcptray").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -52,9 +63,10 @@ func mcptrayBinary(t *testing.T) string {
 
 // testServers is where `make test` installs the npm servers.
 func testServers(t *testing.T) string {
+	wine.Skip(t, "runs no Node.js here (the npm servers are node programs)")
 	dir := os.Getenv("MCPTRAY_TEST_SERVERS")
 	if dir == "" {
-		dir = filepath.Join("..", ".testservers", "node_modules")
+		dir = filepath.Join("..", "..", ".testservers", "node_modules")
 	}
 	everything := filepath.Join(dir, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(everything); err != nil {
@@ -119,7 +131,7 @@ disabled = true
 
 	start := time.Now()
 	cmd := exec.Command(bin, "check", "--json", "--timeout", "8s", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	cmd.Env = append(append(os.Environ(), homeEnv(dir)...), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	out, err := cmd.Output()
 	elapsed := time.Since(start)
 	ee, ok := err.(*exec.ExitError)
@@ -193,7 +205,7 @@ func TestCheckAllReadyExitsZero(t *testing.T) {
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\nautostart = false\n", bin))
 	cmd := exec.Command(bin, "check", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd.Env = append(os.Environ(), homeEnv(dir)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "demo") || !strings.Contains(string(out), "ready") {
 		t.Fatalf("check: %v\n%s", err, out)
@@ -223,7 +235,12 @@ func TestCheckServer(t *testing.T) {
 			t.Errorf("start = %q: %s (%s)", mode, st.State, st.Reason)
 		}
 	}
-	st = app.CheckServer(context.Background(), nil, &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}, 30*time.Second)
+	// A server that says why and exits 3, in the OS's own shell.
+	quitter := &registry.Server{Name: "quitter", Command: "sh", Args: []string{"-c", "echo no token >&2; exit 3"}}
+	if runtime.GOOS == "windows" {
+		quitter.Command, quitter.Args = "cmd", []string{"/c", "echo no token 1>&2 & exit 3"}
+	}
+	st = app.CheckServer(context.Background(), nil, quitter, 30*time.Second)
 	if st.State == supervisor.StateReady || st.Diagnosis == nil || st.LastExit == nil || st.LastExit.Code != 3 {
 		t.Errorf("quitter: %s %+v %+v", st.State, st.Diagnosis, st.LastExit)
 	}
@@ -248,6 +265,7 @@ rl.on('close', () => process.exit(0));
 // waited.
 func TestCheckProbeTimeout(t *testing.T) {
 	bin := mcptrayBinary(t)
+	wine.Skip(t, "runs no Node.js here (the server is a node script)")
 	if _, err := exec.LookPath("node"); err != nil {
 		testenv.Need(t, "node on PATH")
 	}
@@ -257,7 +275,7 @@ func TestCheckProbeTimeout(t *testing.T) {
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[servers.hang]\ncommand = \"node\"\nargs = [%q]\n", script))
 	cmd := exec.Command(bin, "check", "--json", "--timeout", "4s", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
+	cmd.Env = append(os.Environ(), homeEnv(dir)...)
 	out, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("exit: %v (want 1)\n%s", err, out)
@@ -273,4 +291,24 @@ func TestCheckProbeTimeout(t *testing.T) {
 	if msg := r.Diagnostics[0].Message; !strings.Contains(msg, "within") || strings.Contains(msg, "still ready") {
 		t.Errorf("message %q does not say how long it waited", msg)
 	}
+}
+
+// regexpLine says whether a line of text matches pattern.
+func regexpLine(text, pattern string) bool {
+	re := regexp.MustCompile(pattern)
+	for _, l := range strings.Split(text, "\n") {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -16,16 +17,25 @@ import (
 	"mcptray/registry/clients"
 )
 
-// scratchHome points HOME (and the config folders) at a new folder, as a new
-// user's machine would look, and returns it.
+// scratchHome points the home (and the config folders) at a new folder, as
+// a new user's machine would look, and returns it.
 func scratchHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	setHome(t, home)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv(registry.EnvConfig, "")
 	return home
+}
+
+// zedConfigDir is Zed's settings folder: ~/.config/zed, except on Windows
+// (%APPDATA%\Zed).
+func zedConfigDir(home string) string {
+	if runtime.GOOS == "windows" {
+		return filepath.Join(userConfigDir(home), "Zed")
+	}
+	return filepath.Join(home, ".config", "zed")
 }
 
 func writeFile(t *testing.T, path, text string) {
@@ -123,7 +133,7 @@ func TestExportEveryClient(t *testing.T) {
 		t.Errorf("deeplink: %s", out)
 	}
 	out, _, _ = runCLI(t, nil, "export", "--direct", "--client", "codex", "--format", "file")
-	if !strings.HasSuffix(out, "/.codex/config.toml\n") {
+	if !strings.HasSuffix(out, filepath.FromSlash("/.codex/config.toml\n")) {
 		t.Errorf("file: %s", out)
 	}
 	_, errOut, code := runCLI(t, nil, "export", "--direct", "--client", "windsurf", "--format", "cli", "--config", cfg)
@@ -161,8 +171,8 @@ func TestInstallAsNewUser(t *testing.T) {
 	files := map[string]string{
 		"cursor":      filepath.Join(home, ".cursor", "mcp.json"),
 		"claude-code": filepath.Join(home, ".claude.json"),
-		"vscode":      filepath.Join(home, ".config", "Code", "User", "mcp.json"),
-		"zed":         filepath.Join(home, ".config", "zed", "settings.json"),
+		"vscode":      filepath.Join(userConfigDir(home), "Code", "User", "mcp.json"),
+		"zed":         filepath.Join(zedConfigDir(home), "settings.json"),
 		"codex":       filepath.Join(home, ".codex", "config.toml"),
 	}
 	orig := map[string]string{
@@ -237,7 +247,7 @@ func TestInstallAsNewUser(t *testing.T) {
 
 func TestImportClaudeDesktopAsNewUser(t *testing.T) {
 	home := scratchHome(t)
-	desk := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	desk := filepath.Join(userConfigDir(home), "Claude", "claude_desktop_config.json")
 	writeFile(t, desk, `{
   "mcpServers": {
     "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"]},
@@ -246,7 +256,7 @@ func TestImportClaudeDesktopAsNewUser(t *testing.T) {
   },
   "globalShortcut": "Ctrl+Space"
 }`)
-	cfgPath := filepath.Join(home, ".config", "mcptray", "servers.toml")
+	cfgPath := filepath.Join(userConfigDir(home), "mcptray", "servers.toml")
 	out, errOut, code := runCLI(t, nil, "import", "--client", "claude-desktop", "--dry-run")
 	if code != 0 || !strings.Contains(out, "dry run") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)

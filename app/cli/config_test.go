@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"mcptray/app"
+	"mcptray/registry/clients"
 )
 
 // runCLI runs mcptray's command line in-process.
 func runCLI(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	e := &app.Env{Stdout: &out, Stderr: &errb, Exe: "/usr/local/bin/mcptray", LookupEnv: func(k string) (string, bool) {
+	e := &app.Env{Stdout: &out, Stderr: &errb, Exe: testExe, LookupEnv: func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
 	}}
@@ -123,9 +124,10 @@ restart = "sometimes"
 func TestConfigFirstRun(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", xdg)
+	t.Setenv("APPDATA", xdg) // the config folder's variable on Windows
 	t.Setenv("MCPTRAY_CONFIG", "")
 	out, errOut, code := runCLI(t, nil, "config", "list")
-	if code != 0 || !strings.Contains(errOut, "wrote a default config") || !strings.Contains(out, "/usr/local/bin/mcptray serve-demo") {
+	if code != 0 || !strings.Contains(errOut, "wrote a default config") || !strings.Contains(out, clients.ShellQuote(testExe)+" serve-demo") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(xdg, "mcptray", "servers.toml")); err != nil {

@@ -23,7 +23,7 @@ import (
 // codexEnv is the environment Codex gives a stdio server: HOME, PATH,
 // SHELL, LANG and TERM, nothing of the desktop session's XDG_* variables.
 func (d *daemonEnv) codexEnv() []string {
-	env := []string{"HOME=" + d.dir}
+	env := homeEnv(d.dir)
 	for _, k := range []string{"PATH", "SHELL", "LANG", "TERM"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

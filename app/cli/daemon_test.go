@@ -1,5 +1,10 @@
 //go:build unix
 
+// Unix only: these run the built mcptray and its daemon as daemonEnv
+// (daemon_test.go) does, ending processes with signals and finding the
+// daemon by its Unix socket; the Windows daemon's named pipe and Job
+// Objects are tested in control and supervisor.
+
 package cli
 
 import (
@@ -43,7 +48,8 @@ func newDaemonEnv(t *testing.T) *daemonEnv {
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[settings]\nprobe_interval = \"1s\"\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", bin))
 	env := append(os.Environ(), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-		"HOME="+dir, "MCPTRAY_CONFIG="+cfg)
+		"MCPTRAY_CONFIG="+cfg)
+	env = append(env, homeEnv(dir)...)
 	os.Mkdir(filepath.Join(dir, "run"), 0o700)
 	return &daemonEnv{t: t, bin: bin, dir: dir, cfg: cfg, env: env}
 }
@@ -362,16 +368,6 @@ func TestDaemonReplacesStaleSocket(t *testing.T) {
 	if !strings.Contains(r2.log(), "replaced a stale control socket") {
 		t.Errorf("new daemon log:\n%s", r2.log())
 	}
-}
-
-func regexpLine(text, pattern string) bool {
-	re := regexp.MustCompile(pattern)
-	for _, l := range strings.Split(text, "\n") {
-		if re.MatchString(l) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestDaemonFollowsSymlinkedConfig: servers.toml is a link into a dotfiles

@@ -1,5 +1,10 @@
 //go:build unix
 
+// Unix only: these run the built mcptray and its daemon as daemonEnv
+// (daemon_test.go) does, ending processes with signals and finding the
+// daemon by its Unix socket; the Windows daemon's named pipe and Job
+// Objects are tested in control and supervisor.
+
 package cli
 
 import (

@@ -1,5 +1,10 @@
 //go:build unix
 
+// Unix only: these run the built mcptray and its daemon as daemonEnv
+// (daemon_test.go) does, ending processes with signals and finding the
+// daemon by its Unix socket; the Windows daemon's named pipe and Job
+// Objects are tested in control and supervisor.
+
 package cli
 
 import (
@@ -60,15 +65,6 @@ func (d *daemonEnv) gatewayURL(name string) string {
 	}
 	d.t.Fatalf("the gateway lists no server %s", name)
 	return ""
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // runServerSuite runs the conformance suite's server scenarios against url

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"mcptray/internal/filemode"
+	"mcptray/internal/wine"
 	"mcptray/registry"
 )
 
@@ -21,7 +23,7 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nothing written") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".config", "mcptray")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(userConfigDir(home), "mcptray")); !os.IsNotExist(err) {
 		t.Errorf("the dry run created the config folder or file: %v", err)
 	}
 	if strings.Contains(out+errOut, "ghp_literal123") {
@@ -47,7 +49,7 @@ func TestImportCreatesMissingConfig(t *testing.T) {
 	if !strings.HasPrefix(string(got), "# mcptray: the MCP servers") || !strings.Contains(string(got), "[servers.gh]") {
 		t.Errorf("servers.toml:\n%s", got)
 	}
-	if fi, _ := os.Stat(cfgPath); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(cfgPath); !filemode.Matches(fi.Mode(), 0o600) {
 		t.Errorf("mode %v", fi.Mode().Perm())
 	}
 }
@@ -61,11 +63,9 @@ func TestImportIntoLinkedWorldReadableConfig(t *testing.T) {
 	real := filepath.Join(home, "dotfiles", "servers.toml")
 	writeFile(t, real, "# my servers\n[servers.mine]\ncommand = \"x\"\n")
 	os.Chmod(real, 0o644)
-	link := filepath.Join(home, ".config", "mcptray", "servers.toml")
+	link := filepath.Join(userConfigDir(home), "mcptray", "servers.toml")
 	os.MkdirAll(filepath.Dir(link), 0o700)
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
+	wine.Symlink(t, real, link)
 	out, errOut, code := runCLI(t, nil, "import", "--client", "cursor")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -77,7 +77,7 @@ func TestImportIntoLinkedWorldReadableConfig(t *testing.T) {
 	if err != nil || cfg.Server("mine") == nil || cfg.Server("gh") == nil {
 		t.Fatalf("linked file: %v\n%s", err, registry.Encode(cfg))
 	}
-	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(real); !filemode.Matches(fi.Mode(), 0o600) {
 		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
 	}
 }

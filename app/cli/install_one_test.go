@@ -44,7 +44,7 @@ func TestInstallOneEntry(t *testing.T) {
 		t.Fatalf("install: exit %d: %s", code, errOut)
 	}
 	e := entries()
-	if len(e) != 2 || e["mine"] == nil || !slices.Equal(e["mcptray"], []string{"/usr/local/bin/mcptray", "connect", "--config", cfg}) {
+	if len(e) != 2 || e["mine"] == nil || !slices.Equal(e["mcptray"], []string{testExe, "connect", "--config", cfg}) {
 		t.Errorf("after install: %v", e)
 	}
 	for _, want := range []string{`-    "files": {`, `+    "mcptray": {`, "added mcptray; removed files, github, remote, legacy"} {
@@ -60,7 +60,7 @@ func TestInstallOneEntry(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("install --profile work: exit %d: %s", code, errOut)
 	}
-	if e := entries(); !slices.Equal(e["mcptray-work"], []string{"/usr/local/bin/mcptray", "connect", "--config", cfg, "--profile", "work"}) || e["mcptray"] == nil {
+	if e := entries(); !slices.Equal(e["mcptray-work"], []string{testExe, "connect", "--config", cfg, "--profile", "work"}) || e["mcptray"] == nil {
 		t.Errorf("after install --profile work: %v\n%s", e, out)
 	}
 	if _, errOut, code := runCLI(t, nil, "uninstall", "--client", "cursor", "mcptray-work"); code != 0 {

@@ -66,7 +66,7 @@ func TestKeyringWithoutASessionBus(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
+	env = append(append(env, homeEnv(dir)...), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
 		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), mark)
 	cfg := filepath.Join(dir, "servers.toml")
 	writeFile(t, cfg, fmt.Sprintf("[settings]\nstartup_timeout = \"15s\"\n\n[servers.remote]\nurl = %q\n", srv.URL))

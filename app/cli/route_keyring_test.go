@@ -22,13 +22,13 @@ func TestDirectEntryWithAKeyringSecret(t *testing.T) {
 	got := exported(t, c, out)
 	vault := got["vault"]
 	args, _ := vault["args"].([]any)
-	if vault["command"] != "/usr/local/bin/mcptray" || len(args) == 0 || args[0] != "connect" || args[len(args)-1] != "vault" || vault["env"] != nil {
+	if vault["command"] != testExe || len(args) == 0 || args[0] != "connect" || args[len(args)-1] != "vault" || vault["env"] != nil {
 		t.Errorf("vault's entry %v; want `mcptray connect ... vault` with no env", vault)
 	}
 	if strings.Contains(out, "keyring") || strings.Contains(out, "VAULT_TOKEN") {
 		t.Errorf("the keyring secret's variable or reference was written:\n%s", out)
 	}
-	if cmd, _ := got["files"]["command"].(string); !strings.HasSuffix(cmd, "npx") {
+	if cmd := directProgram(got["files"]); !strings.HasSuffix(cmd, "npx") {
 		t.Errorf("files is not direct: %v", got["files"])
 	}
 	if !strings.Contains(errOut, "servers.vault refers to ${keyring:vault-token}") || !strings.Contains(errOut, "goes through mcptray") {

@@ -13,6 +13,8 @@ import (
 
 	"mcptray/app"
 	"mcptray/gateway"
+	"mcptray/internal/filemode"
+	"mcptray/internal/wine"
 	"mcptray/registry"
 	"mcptray/registry/clients"
 )
@@ -88,7 +90,7 @@ func TestExportThroughMcptray(t *testing.T) {
 			}
 			got := exported(t, c, out)
 			for _, name := range []string{"files", "github", "remote", "legacy"} {
-				want := []string{"/usr/local/bin/mcptray", "connect", "--config", cfg, name}
+				want := []string{testExe, "connect", "--config", cfg, name}
 				if cmd := commandOf(got[name]); !slices.Equal(cmd, want) {
 					t.Errorf("%s runs %q, want %q", name, cmd, want)
 				}
@@ -112,7 +114,7 @@ func TestExportThroughMcptray(t *testing.T) {
 	if err != nil {
 		t.Fatalf("--url made no key: %v", err)
 	}
-	if fi, _ := os.Stat(keyPath); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(keyPath); !filemode.Matches(fi.Mode(), 0o600) {
 		t.Errorf("%s has mode %v", keyPath, fi.Mode().Perm())
 	}
 	c, _ := clients.Lookup("cursor")
@@ -144,7 +146,7 @@ func TestExportThroughMcptray(t *testing.T) {
 		t.Errorf("url %q does not use gateway_port 40123\n%s", u, out)
 	}
 	out, _, _ = runCLI(t, nil, "export", "--client", "claude-code", "--format", "cli", "--config", cfg, "files")
-	if want := "claude mcp add files --transport stdio --scope user -- /usr/local/bin/mcptray connect --config " + cfg + " files\n"; out != want {
+	if want := "claude mcp add files --transport stdio --scope user -- " + clients.ShellQuote(testExe) + " connect --config " + clients.ShellQuote(cfg) + " files\n"; out != want {
 		t.Errorf("cli:\n%s\nwant\n%s", out, want)
 	}
 	_, errOut, code = runCLI(t, nil, "export", "--client", "cursor", "--config", cfg, "--url", "--direct")
@@ -157,13 +159,13 @@ func TestExportThroughMcptray(t *testing.T) {
 // without --config.
 func TestExportDefaultConfig(t *testing.T) {
 	home := scratchHome(t)
-	writeFile(t, filepath.Join(home, ".config", "mcptray", "servers.toml"), clientsConfig)
+	writeFile(t, filepath.Join(userConfigDir(home), "mcptray", "servers.toml"), clientsConfig)
 	out, errOut, code := runCLI(t, nil, "export", "--client", "claude-code", "files")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	c, _ := clients.Lookup("claude-code")
-	if cmd := commandOf(exported(t, c, out)["files"]); !slices.Equal(cmd, []string{"/usr/local/bin/mcptray", "connect", "files"}) {
+	if cmd := commandOf(exported(t, c, out)["files"]); !slices.Equal(cmd, []string{testExe, "connect", "files"}) {
 		t.Errorf("runs %q\n%s", cmd, out)
 	}
 }
@@ -174,7 +176,7 @@ func TestExportInstalledBinary(t *testing.T) {
 	scratchHome(t)
 	cfg := writeConfig(t, clientsConfig)
 	dir := t.TempDir()
-	headless := filepath.Join(dir, "app", app.HeadlessName)
+	headless := filepath.Join(dir, "app", exeName(app.HeadlessName))
 	writeFile(t, headless, "#!/bin/sh\n")
 	if err := os.Chmod(headless, 0o755); err != nil {
 		t.Fatal(err)
@@ -183,20 +185,18 @@ func TestExportInstalledBinary(t *testing.T) {
 		real, want string
 		warn       bool
 	}{
-		{real: filepath.Join(dir, "opt", "mcptray-1.2", "mcptray")},
-		{real: filepath.Join(dir, "go-build1234", "b001", "exe", "mcptray"), warn: true},
+		{real: filepath.Join(dir, "opt", "mcptray-1.2", exeName("mcptray"))},
+		{real: filepath.Join(dir, "go-build1234", "b001", "exe", exeName("mcptray")), warn: true},
 		// The desktop build with the headless one beside it: entries run
 		// the headless one.
-		{real: filepath.Join(dir, "app", "mcptray"), want: headless},
+		{real: filepath.Join(dir, "app", exeName("mcptray")), want: headless},
 	} {
 		writeFile(t, tt.real, "#!/bin/sh\n")
 		if tt.want == "" {
 			tt.want = tt.real
 		}
-		link := filepath.Join(t.TempDir(), "mcptray")
-		if err := os.Symlink(tt.real, link); err != nil {
-			t.Fatal(err)
-		}
+		link := filepath.Join(t.TempDir(), exeName("mcptray"))
+		wine.Symlink(t, tt.real, link)
 		var out, errb bytes.Buffer
 		env := &app.Env{Stdout: &out, Stderr: &errb, Exe: link, LookupEnv: func(string) (string, bool) { return "", false }}
 		if code := run(context.Background(), []string{"export", "--client", "cursor", "--config", cfg, "files"}, env); code != 0 {
@@ -215,6 +215,43 @@ func TestExportInstalledBinary(t *testing.T) {
 		if said := strings.Contains(errb.String(), "temporary go-build folder"); said != tt.warn {
 			t.Errorf("%s: go-build warning %v, want %v:\n%s", tt.real, said, tt.warn, errb.String())
 		}
+	}
+}
+
+// TestExportRunsTheHeadlessBesideIt: run as the desktop build, with the
+// headless build beside it as every package installs them (no link in
+// between), the entries run the headless build; with none beside it, the
+// desktop build itself.
+func TestExportRunsTheHeadlessBesideIt(t *testing.T) {
+	scratchHome(t)
+	cfg := writeConfig(t, clientsConfig)
+	dir := t.TempDir()
+	desktop := filepath.Join(dir, exeName("mcptray"))
+	writeFile(t, desktop, "#!/bin/sh\n")
+	os.Chmod(desktop, 0o755)
+	command := func() string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		env := &app.Env{Stdout: &out, Stderr: &errb, Exe: desktop, LookupEnv: func(string) (string, bool) { return "", false }}
+		if code := run(context.Background(), []string{"export", "--client", "cursor", "--config", cfg, "files"}, env); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var v struct {
+			MCPServers map[string]struct{ Command string } `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.MCPServers["files"].Command
+	}
+	if got := command(); got != desktop {
+		t.Errorf("alone: command %q, want the desktop build %q", got, desktop)
+	}
+	headless := filepath.Join(dir, exeName(app.HeadlessName))
+	writeFile(t, headless, "#!/bin/sh\n")
+	os.Chmod(headless, 0o755)
+	if got := command(); got != headless {
+		t.Errorf("with the headless build beside it: command %q, want %q", got, headless)
 	}
 }
 
@@ -238,9 +275,11 @@ func TestInstallSwitchesRoute(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("dry run: exit %d: %s", code, errOut)
 	}
+	// The lines name the program by its file name, and quote for a shell.
+	bridge := filepath.Base(testExe) + " connect --config " + clients.ShellQuote(cfg)
 	for _, want := range []string{
-		"files: direct entry (npx -y @modelcontextprotocol/server-filesystem /tmp) → through mcptray (mcptray connect --config " + cfg + " files)",
-		"remote: direct entry (https://mcp.example.com/mcp) → through mcptray (mcptray connect --config " + cfg + " remote)",
+		"files: direct entry (" + viaCmd + "npx -y @modelcontextprotocol/server-filesystem /tmp) → through mcptray (" + bridge + " files)",
+		"remote: direct entry (https://mcp.example.com/mcp) → through mcptray (" + bridge + " remote)",
 		"would be changed", "dry run, nothing written",
 	} {
 		if !strings.Contains(out, want) {
@@ -272,7 +311,7 @@ func TestInstallSwitchesRoute(t *testing.T) {
 	}
 	for _, name := range []string{"files", "github", "remote", "legacy"} {
 		e := v.MCPServers[name]
-		if cmd := commandOf(e); !slices.Equal(cmd, []string{"/usr/local/bin/mcptray", "connect", "--config", cfg, name}) || e["env"] != nil || e["headers"] != nil || e["url"] != nil {
+		if cmd := commandOf(e); !slices.Equal(cmd, []string{testExe, "connect", "--config", cfg, name}) || e["env"] != nil || e["headers"] != nil || e["url"] != nil {
 			t.Errorf("%s: %v", name, e)
 		}
 	}
@@ -283,7 +322,7 @@ func TestInstallSwitchesRoute(t *testing.T) {
 	}
 
 	out, _, _ = runCLI(t, nil, "install", "--direct", "--client", "claude-code", "--config", cfg, "--no-resolve", "files")
-	if want := "files: through mcptray (mcptray connect --config " + cfg + " files) → direct entry (npx -y @modelcontextprotocol/server-filesystem /tmp)"; !strings.Contains(out, want) {
+	if want := "files: through mcptray (" + bridge + " files) → direct entry (" + viaCmd + "npx -y @modelcontextprotocol/server-filesystem /tmp)"; !strings.Contains(out, want) {
 		t.Errorf("--direct does not say %q:\n%s", want, out)
 	}
 }

@@ -1,5 +1,8 @@
 //go:build unix
 
+// Unix only: the servers are sh scripts that trap SIGTERM, and mcptray up
+// is ended with SIGINT; on Windows supervisor's tests stop servers.
+
 package cli
 
 import (
@@ -55,7 +58,7 @@ args = ["-c", "trap '' TERM; sh -c 'trap \"\" TERM; echo $$ > %s; while :; do sl
 	}
 
 	cmd := exec.Command(bin, "up", "--json", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "HOME="+dir)
+	cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache")), homeEnv(dir)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,9 @@
 #   TEST_FLAGS          more go test flags (default -short -count=1)
 #   DESKTOP_EXE         the desktop build (bin/windows/mcptray.exe) to run
 #                       version and check with, after the tests
+#   DIST_DIR            a `make dist` folder inside the checkout: instead of
+#                       the tests, its Windows .zip and .msi are checked
+#                       (make dist-test sets it; see packaging/README.md)
 set -euo pipefail
 
 die() { echo "test-windows: $*" >&2; exit 2; }
@@ -157,19 +160,132 @@ export GOTMPDIR=$ROOT/tmp/gotest
 export MCPTRAY_WINE_ROOT=$ROOT MCPTRAY_WINE_PKG_TIMEOUT=$PKG_TIMEOUT
 export MCPTRAY_WINE_ENV="${WENV[*]}"
 
+# wexe DIR PROGRAM ARGS...: a Windows program run by the system's wine64 in
+# DIR (a path inside the system), bounded in time; NOHANDOFF=1 keeps the
+# command in the desktop build (MCPTRAY_NO_HANDOFF).
+wexe() {
+	local dir=$1; shift
+	in_root /bin/sh -c 'd=$1; h=$2; shift 2; cd "$d" && exec env MCPTRAY_NO_HANDOFF=$h timeout -k 10 120 /usr/lib/wine/wine64 "$@"' \
+		sh "$dir" "${NOHANDOFF:-}" "$@" </dev/null
+}
+winpath() { echo "Z:$(echo "$1" | tr / '\\')"; } # a path inside the system, as Windows names it
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# commands EXE WANT: EXE (a path inside the system) answers `version` with a
+# first line matching WANT, and `check` of a config whose demo server is EXE
+# serve-demo reports it ready; what it prints is shown.
+commands() {
+	local exe=$1 want=$2 d=/tmp/mcptray-commands out drc
+	rm -rf "$ROOT$d" && mkdir -p "$ROOT$d"
+	printf "[servers.demo]\ncommand = '%s'\nargs = [\"serve-demo\"]\n" "$(winpath "$exe")" >"$ROOT$d/servers.toml"
+	drc=0; out=$(wexe "$d" "$exe" version 2>&1) || drc=$?
+	echo "$out"
+	if [ "$drc" != 0 ] || ! echo "$out" | head -1 | grep -q "$want"; then
+		bad "$(winpath "$exe") version (exit $drc): want a line matching: $want"
+		return
+	fi
+	drc=0; out=$(wexe "$d" "$exe" --config "$(winpath "$d/servers.toml")" check 2>&1) || drc=$?
+	echo "$out"
+	if [ "$drc" != 0 ] || ! echo "$out" | grep -q "^demo  *ready "; then
+		bad "$(winpath "$exe") check of the demo server (exit $drc)"
+		return
+	fi
+	echo "ok   $(winpath "$exe"): version, check (demo ready)"
+}
+
+# The release's Windows artefacts (make dist), as a person gets them.
+if [ -n "${DIST_DIR:-}" ]; then
+	dist=$(cd "$DIST_DIR" && pwd -P)
+	case $dist in "$SRC"/*) ;; *) die "DIST_DIR=$dist is outside the checkout $SRC (only it is mounted)";; esac
+	shopt -s nullglob
+	zips=("$dist"/mcptray_*_windows_amd64.zip) msis=("$dist"/mcptray_*_windows_amd64.msi)
+	[ ${#zips[@]} = 1 ] && [ ${#msis[@]} = 1 ] || die "want one mcptray_*_windows_amd64.zip and one .msi in $dist (run make dist)"
+	version=$(basename "${zips[0]}" | sed 's/^mcptray_\(.*\)_windows_amd64\.zip$/\1/')
+
+	echo "== the .zip, unpacked: $(basename "${zips[0]}")"
+	z=/tmp/mcptray-zip
+	rm -rf "$ROOT$z" && mkdir -p "$ROOT$z" && unzip -q "${zips[0]}" -d "$ROOT$z"
+	# The desktop build hands the command to the headless one beside it;
+	# kept in the desktop build, it answers too.
+	commands "$z/mcptray.exe" "^mcptray $version (headless build, .*windows/amd64"
+	NOHANDOFF=1 commands "$z/mcptray.exe" "^mcptray $version (desktop build, .*windows/amd64"
+	commands "$z/mcptray-headless.exe" "^mcptray $version (headless build, .*windows/amd64"
+
+	echo "== the .msi, installed with msiexec: $(basename "${msis[0]}")"
+	cp "${msis[0]}" "$ROOT/tmp/mcptray.msi"
+	c=$ROOT/root/.wine/drive_c
+	dir="$c/Program Files/mcptray"
+	# A per-machine install's Start menu is the common one on Windows; Wine
+	# 10's msi puts the shortcuts in the installing user's.
+	menus=("$c/ProgramData/Microsoft/Windows/Start Menu/Programs" "$c/users/root/AppData/Roaming/Microsoft/Windows/Start Menu/Programs")
+	lnk() { # lnk NAME: the first Start menu folder's NAME that exists, in any case (Wine's is StartUp)
+		local m f
+		for m in "${menus[@]}"; do
+			f=$(find "$m" -maxdepth 2 -ipath "$m/$1" 2>/dev/null | head -1)
+			[ -n "$f" ] && { echo "${f#"$c/"}"; return 0; }
+		done
+		return 1
+	}
+	lnkhas() { # lnkhas FILE STRING...: the shortcut names each string (ANSI or UTF-16)
+		python3 - "$@" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read()
+sys.exit(0 if all(s.encode() in data or s.encode('utf-16-le') in data for s in sys.argv[2:]) else 1)
+PY
+	}
+	msi() { # msiexec ARGS..., quiet, with its log's end shown on failure
+		local mrc=0
+		wexe /tmp msiexec "$@" /qn '/l*v' 'Z:\tmp\msiexec.log' >/dev/null 2>&1 || mrc=$?
+		if [ "$mrc" != 0 ]; then
+			iconv -f UTF-16LE -t UTF-8 "$ROOT/tmp/msiexec.log" 2>/dev/null | tail -20 || true
+			bad "msiexec $* (exit $mrc)"
+			return 1
+		fi
+	}
+	if msi /i 'Z:\tmp\mcptray.msi'; then
+		for f in mcptray.exe mcptray-headless.exe; do
+			if cmp -s "$dir/$f" "$ROOT$z/$f"; then echo 'ok   C:\Program Files\mcptray\'"$f (the .zip's)"
+			else bad 'C:\Program Files\mcptray\'"$f is missing or not the .zip's"; fi
+		done
+		if ! l=$(lnk mcptray.lnk); then bad "no Start menu entry (mcptray.lnk in ${menus[*]#"$c/"})"
+		elif lnkhas "$c/$l" 'Program Files\mcptray\mcptray.exe' gui; then echo "ok   Start menu entry: $l (mcptray.exe gui)"
+		else bad "$l does not start C:\Program Files\mcptray\mcptray.exe gui"; fi
+		if l=$(lnk Startup/mcptray.lnk); then bad "a run-at-login entry unasked for: $l"; else echo "ok   no run-at-login entry unless asked for"; fi
+		# Uninstalled before anything ran from it: a program Wine still has
+		# open would be left for a reboot to remove.
+		if msi /x 'Z:\tmp\mcptray.msi'; then
+			left=$(ls -A "$dir" 2>/dev/null || true)
+			if [ -z "$left" ] && ! lnk mcptray.lnk >/dev/null; then echo "ok   uninstalled: no program, no Start menu entry left"
+			else bad "msiexec /x left: $left $(lnk mcptray.lnk)"; fi
+		fi
+	fi
+	if msi /i 'Z:\tmp\mcptray.msi' ADDLOCAL=Main,Autostart; then
+		if ! l=$(lnk Startup/mcptray.lnk); then bad "ADDLOCAL=Main,Autostart installed no Startup/mcptray.lnk"
+		elif lnkhas "$c/$l" 'mcptray.exe' 'gui --hide'; then echo "ok   ADDLOCAL=Main,Autostart: run-at-login entry $l (mcptray.exe gui --hide)"
+		else bad "$l does not start mcptray.exe gui --hide"; fi
+		commands "/root/.wine/drive_c/Program Files/mcptray/mcptray.exe" "^mcptray $version (headless build, .*windows/amd64"
+		msi /x 'Z:\tmp\mcptray.msi' || true
+		if l=$(lnk Startup/mcptray.lnk); then bad "msiexec /x left $l"; fi
+	fi
+	rm -rf "$ROOT$z" "$ROOT/tmp/mcptray.msi" "$ROOT/tmp/msiexec.log" "$ROOT/tmp/mcptray-commands"
+	[ "$fails" = 0 ] && echo "== windows artefacts under Wine: ok" || echo "== windows artefacts under Wine: $fails failed"
+	[ "$fails" = 0 ]
+	exit
+fi
+
 cd "$SRC"
 export CGO_ENABLED=0 GOOS=windows GOARCH=amd64
+# The command line's end-to-end tests run a built mcptray, which they build
+# with the go command where there is one: under Wine, this headless build.
+"$GO" build -tags nogui -o "$SRC/bin/windows/test/mcptray.exe" . || die "go build of the headless mcptray.exe for the tests failed"
+export MCPTRAY_WINE_ENV="$MCPTRAY_WINE_ENV MCPTRAY_TEST_BINARY=$(winpath "$SRC/bin/windows/test/mcptray.exe")"
 if [ -z "${PKGS:-}" ]; then
 	# Every package that builds for Windows without cgo: the Fyne GUI
 	# (app/gui) needs cgo and OpenGL, so its tests run on Linux only.
 	PKGS=$("$GO" list -e -tags nogui -f '{{if or .Error .DepsErrors}}{{else}}{{.ImportPath}}{{end}}' ./...)
 	skipped=$("$GO" list -e -tags nogui -f '{{if or .Error .DepsErrors}}{{.ImportPath}}{{end}}' ./...)
 	[ -z "$skipped" ] || echo "== not run under Wine (they need cgo: Fyne's OpenGL): $(echo $skipped)"
-	# The command line's tests are written with Unix paths
-	# (/usr/local/bin/mcptray) and homes: not run under Wine until they
-	# are made to hold on Windows.
-	PKGS=$(echo "$PKGS" | grep -vx 'mcptray/app/cli')
-	echo "== not run under Wine (its tests assume Unix paths and homes): mcptray/app/cli"
 fi
 t=$SECONDS
 log=$(mktemp)
