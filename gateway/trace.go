@@ -191,7 +191,7 @@ func (g *Gateway) ProfileTraceSince(name string, since uint64) ([]Frame, uint64,
 // server's front has them: what the client sends, and what the
 // aggregate sends it.
 func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
-	traced := healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientIn, a.g.opts.Now)(next)
+	traced := healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientIn, a.g.opts.Clock.Now)(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !isListMethod(method) {
 			return traced(ctx, method, req)
@@ -199,7 +199,7 @@ func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
 		// A list is answered from the offer, and its answer's JSON
 		// (hundreds of microseconds for a few dozen tools) is made once
 		// per offer, not at every list.
-		now := a.g.opts.Now
+		now := a.g.opts.Clock.Now
 		start := now()
 		a.traceFrame(Frame{Time: start, Session: a.id, Dir: healthcheck.DirClientIn, Kind: "request", Method: method, Body: jsonBody(req.GetParams())})
 		lt := &listTrace{}
@@ -263,7 +263,7 @@ func jsonBody(v any) string {
 }
 
 func (a *aggSession) traceOut(next mcp.MethodHandler) mcp.MethodHandler {
-	return healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientOut, a.g.opts.Now)(next)
+	return healthcheck.TraceMiddleware(a.traceFrame, a.id, healthcheck.DirClientOut, a.g.opts.Clock.Now)(next)
 }
 
 func (a *aggSession) traceFrame(f Frame) {
