@@ -185,7 +185,9 @@ func (l *serverList) refilter() {
 	if len(shown) < len(l.snap.Servers) {
 		text = fmt.Sprintf("%d of %d shown · %s", len(shown), len(l.snap.Servers), text)
 	}
-	l.summary.SetText(text)
+	if l.summary.Text != text {
+		l.summary.SetText(text)
+	}
 
 	changed := false
 	for name := range l.marked {

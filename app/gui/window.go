@@ -31,6 +31,7 @@ type mainWindow struct {
 	details  fyne.CanvasObject
 
 	// Details of the selected server.
+	titleRow   *fyne.Container // the header and the state
 	header     *widget.Label
 	badge      *canvas.Circle
 	stateLabel *widget.Label
@@ -156,9 +157,9 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	)
 
 	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
-	titleRow := container.NewBorder(nil, nil, badgeBox, nil, container.NewHBox(m.header, m.stateLabel))
+	m.titleRow = container.NewHBox(m.header, m.stateLabel)
 	m.buttons = container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-	m.details = container.NewBorder(container.NewVBox(titleRow, m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+	m.details = container.NewBorder(container.NewVBox(container.NewBorder(nil, nil, badgeBox, nil, m.titleRow), m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
 	m.bulk = newBulkPanel(m)
 	m.empty = newEmptyState(m)
 
@@ -215,8 +216,10 @@ func (m *mainWindow) showSelection() {
 	show := func(o fyne.CanvasObject) {
 		for _, x := range []fyne.CanvasObject{m.details, m.bulk.content, m.empty.content} {
 			if x == o {
-				x.Show()
-				x.Refresh() // lay out again: its texts changed while hidden
+				if !x.Visible() {
+					x.Show()
+					x.Refresh() // lay out again: its texts changed while hidden
+				}
 			} else {
 				x.Hide()
 			}
@@ -277,26 +280,68 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	m.showButtons(s)
 	now := m.c.now()
 	// What the server sent is shown with its control characters visible.
-	for _, d := range present.Details(s, now) {
-		m.fields[d.Label].SetText(orDash(present.VisibleLine(d.Text)))
-	}
+	m.showFields(s, now)
 	if r := s.Report; r != nil {
-		m.caps.SetText(capabilityList(r.Capabilities))
-		m.instructions.SetText(orDash(present.Visible(r.Instructions)))
+		setText(m.caps, capabilityList(r.Capabilities))
+		setText(m.instructions, orDash(present.Visible(r.Instructions)))
 	} else {
-		m.caps.SetText("–")
-		m.instructions.SetText("–")
+		setText(m.caps, "–")
+		setText(m.instructions, "–")
 	}
 	p := s.Probes
 	if p.Count > 0 {
-		m.chartStats.SetText(present.ProbeLatency(p))
+		setText(m.chartStats, present.ProbeLatency(p))
 	} else {
-		m.chartStats.SetText("no probes yet")
+		setText(m.chartStats, "no probes yet")
 	}
 	m.chart.SetSamples(p.Recent, p.P95)
 	m.showClients(s.Name)
 	m.showDiagnosis(s)
 	m.showCatalog(s, now)
+}
+
+// showFields fills the Overview's fields for s at now.
+func (m *mainWindow) showFields(s *supervisor.ServerState, now time.Time) {
+	// What the server sent is shown with its control characters visible.
+	for _, d := range present.Details(s, now) {
+		setText(m.fields[d.Label], orDash(present.VisibleLine(d.Text)))
+	}
+}
+
+// showClock moves on what the window says in terms of the clock (uptimes,
+// countdowns, "last seen") when no new snapshot came: only what changed is
+// drawn again.
+func (m *mainWindow) showClock() {
+	now := m.c.now()
+	if s := m.snap.Server(m.selected); s != nil && m.details.Visible() {
+		m.showTitle(s.Name, present.StateDetailAt(s, now))
+		m.showFields(s, now)
+		m.showCatalog(s, now)
+	}
+	for i := range m.snap.Servers {
+		if !m.snap.Servers[i].NextAttempt.IsZero() {
+			m.servers.list.Refresh() // a countdown to a restart
+			break
+		}
+	}
+}
+
+// showTitle sets the header's name and state, laying the row out again
+// when they changed (their widths follow the texts).
+func (m *mainWindow) showTitle(name, state string) {
+	if m.header.Text == name && m.stateLabel.Text == state {
+		return
+	}
+	setText(m.header, name)
+	setText(m.stateLabel, state)
+	m.titleRow.Refresh()
+}
+
+// setText sets a label's text, drawing it again only when it changed.
+func setText(l *widget.Label, text string) {
+	if l.Text != text {
+		l.SetText(text)
+	}
 }
 
 // enable enables the buttons, or disables them.
@@ -313,8 +358,7 @@ func enable(b bool, ws ...*widget.Button) {
 // showNoServer empties the details: nothing of a server that is gone may
 // stay on screen.
 func (m *mainWindow) showNoServer() {
-	m.header.SetText("No server selected")
-	m.stateLabel.SetText("")
+	m.showTitle("No server selected", "")
 	enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
 	for _, l := range m.fields {
 		l.SetText("–")
@@ -333,22 +377,27 @@ func (m *mainWindow) showNoServer() {
 // it runs, Start when it does not.
 func (m *mainWindow) showButtons(s *supervisor.ServerState) {
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-	m.header.SetText(s.Name)
-	m.badge.FillColor = dotColor(s)
-	m.badge.Refresh()
-	m.stateLabel.SetText(present.StateDetailAt(s, m.c.now()))
-	if s.State.Alive() || s.State == supervisor.StateBackoff {
+	m.showTitle(s.Name, present.StateDetailAt(s, m.c.now()))
+	if col := dotColor(s); col != m.badge.FillColor {
+		m.badge.FillColor = col
+		m.badge.Refresh()
+	}
+	running := s.State.Alive() || s.State == supervisor.StateBackoff
+	if running && (m.startStop.Text != "Stop" || !m.restart.Visible()) {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
 		m.restart.Show()
-	} else {
+		m.buttons.Refresh()
+	} else if !running && (m.startStop.Text != "Start" || m.restart.Visible()) {
 		// Not running: Start is the one way to run it again.
 		m.restart.Hide()
 		m.startStop.SetText("Start")
 		m.startStop.SetIcon(theme.MediaPlayIcon())
+		m.buttons.Refresh()
+	}
+	if !running {
 		enable(s.Server == nil || s.Server.Valid(), m.startStop)
 	}
-	m.buttons.Refresh()
 }
 
 // showDiagnosis fills the diagnosis card: the diagnosis and the warnings,
@@ -361,13 +410,12 @@ func (m *mainWindow) showDiagnosis(s *supervisor.ServerState) {
 		return
 	}
 	var b strings.Builder
+	title, sub := "", ""
 	if d != nil {
-		m.diagCard.SetTitle(string(d.Code))
-		m.diagCard.SetSubTitle(d.Message)
+		title, sub = string(d.Code), d.Message
 		writeDiagnosis(&b, d)
 	} else {
-		m.diagCard.SetTitle("warning: " + string(warns[0].Code))
-		m.diagCard.SetSubTitle(warns[0].Message)
+		title, sub = "warning: "+string(warns[0].Code), warns[0].Message
 		writeDiagnosis(&b, &warns[0])
 		warns = warns[1:]
 	}
@@ -382,7 +430,13 @@ func (m *mainWindow) showDiagnosis(s *supervisor.ServerState) {
 			b.WriteString(l.Text + "\n")
 		}
 	}
-	m.diagText.SetText(strings.TrimSpace(present.Visible(b.String())))
+	if m.diagCard.Title != title {
+		m.diagCard.SetTitle(title)
+	}
+	if m.diagCard.Subtitle != sub {
+		m.diagCard.SetSubTitle(sub)
+	}
+	setText(m.diagText, strings.TrimSpace(present.Visible(b.String())))
 	if needsSignIn(s) {
 		m.signInRow.Show()
 	} else {

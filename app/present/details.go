@@ -56,10 +56,14 @@ func Details(s *supervisor.ServerState, now time.Time) []Detail {
 	if s.Server != nil && s.Server.URL != "" {
 		transport += " · " + s.Server.URL
 	}
+	// An uptime is of a process or connection that is there: a state from
+	// before its end must not go on counting.
 	proc := ""
-	if s.PID > 0 {
+	switch {
+	case !s.State.Alive():
+	case s.PID > 0:
 		proc = fmt.Sprintf("pid %d, up %s", s.PID, human.Duration(s.Uptime(now)))
-	} else if !s.StartedAt.IsZero() {
+	case !s.StartedAt.IsZero():
 		proc = "connected " + human.Duration(s.Uptime(now)) + " ago"
 	}
 	restarts := fmt.Sprint(s.Restarts)
