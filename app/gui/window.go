@@ -308,21 +308,15 @@ func (m *mainWindow) showFields(s *supervisor.ServerState, now time.Time) {
 	}
 }
 
-// showClock moves on what the window says in terms of the clock (uptimes,
+// showClock moves on what the details say in terms of the clock (uptimes,
 // countdowns, "last seen") when no new snapshot came: only what changed is
-// drawn again.
+// drawn again. The list's rows say nothing that moves on its own.
 func (m *mainWindow) showClock() {
 	now := m.c.now()
 	if s := m.snap.Server(m.selected); s != nil && m.details.Visible() {
 		m.showTitle(s.Name, present.StateDetailAt(s, now))
 		m.showFields(s, now)
 		m.showCatalog(s, now)
-	}
-	for i := range m.snap.Servers {
-		if !m.snap.Servers[i].NextAttempt.IsZero() {
-			m.servers.list.Refresh() // a countdown to a restart
-			break
-		}
 	}
 }
 

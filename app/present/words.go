@@ -37,7 +37,14 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 // state does. The tray shows it: a host re-reads the whole menu on every
 // change of a label.
 func SteadySummary(s *supervisor.ServerState) string {
-	return s.Name + ": " + stateDetail(s, time.Time{}, false)
+	return s.Name + ": " + SteadyDetail(s)
+}
+
+// SteadyDetail is StateDetail without the figures that move on their own.
+// The window's list shows it: a row that changed with every probe had the
+// whole window drawn again for it.
+func SteadyDetail(s *supervisor.ServerState) string {
+	return stateDetail(s, time.Time{}, false)
 }
 
 // SteadyRetry is what the tray says of a server that went down and is
