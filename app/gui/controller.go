@@ -435,7 +435,7 @@ func (c *controller) openMain() {
 		c.main = newMainWindow(c, c.win)
 		c.main.config.Set(c.eng.Status().ConfigProblem)
 		c.main.setCheckStatus(c.checkStatus, c.checking != nil)
-		c.win.SetContent(c.main.content)
+		c.win.SetContent(container.New(sizeCap{max: fyne.NewSize(720, 480)}, c.main.content))
 		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))
 		// mcptray lives in the tray: closing the window ends it and gives

@@ -46,6 +46,7 @@ type mainWindow struct {
 	overview     *widget.Form
 	fields       map[string]*widget.Label
 	diagCard     *widget.Card
+	diagMsg      *widget.Label // the diagnosis's message
 	diagText     *widget.Label
 	signIn       *widget.Button // on the diagnosis card of a server that needs sign-in
 	signInRow    *fyne.Container
@@ -94,6 +95,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.header.SizeName = theme.SizeNameSubHeadingText
 	m.badge = canvas.NewCircle(idleColor)
 	m.stateLabel = widget.NewLabel("")
+	m.stateLabel.Truncation = fyne.TextTruncateEllipsis
 	m.startStop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() { m.c.startStop(m.selected, m.startStop.Text == "Start") })
 	m.restart = widget.NewButtonWithIcon("Restart", theme.ViewRefreshIcon(), func() { m.c.restart(m.selected) })
 	m.edit = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() { m.c.editServer(m.selected, false) })
@@ -116,7 +118,12 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.signIn.Importance = widget.HighImportance
 	m.signInRow = container.NewHBox(m.signIn)
 	m.signInRow.Hide()
-	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagText, m.signInRow))
+	// The message wraps (a card's subtitle does not: a long one widened
+	// the window past the screen).
+	m.diagMsg = widget.NewLabel("")
+	m.diagMsg.Wrapping = fyne.TextWrapWord
+	m.diagMsg.Selectable = true
+	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagMsg, m.diagText, m.signInRow))
 	m.instructions = widget.NewLabel("")
 	m.instructions.Wrapping = fyne.TextWrapWord
 	m.instructions.Selectable = true
@@ -157,7 +164,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	)
 
 	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
-	m.titleRow = container.NewHBox(m.header, m.stateLabel)
+	m.titleRow = container.NewBorder(nil, nil, m.header, nil, m.stateLabel)
 	m.buttons = container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
 	m.details = container.NewBorder(container.NewVBox(container.NewBorder(nil, nil, badgeBox, nil, m.titleRow), m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
 	m.bulk = newBulkPanel(m)
@@ -427,9 +434,7 @@ func (m *mainWindow) showDiagnosis(s *supervisor.ServerState) {
 	if m.diagCard.Title != title {
 		m.diagCard.SetTitle(title)
 	}
-	if m.diagCard.Subtitle != sub {
-		m.diagCard.SetSubTitle(sub)
-	}
+	setText(m.diagMsg, present.Visible(sub))
 	setText(m.diagText, strings.TrimSpace(present.Visible(b.String())))
 	if needsSignIn(s) {
 		m.signInRow.Show()
@@ -518,5 +523,27 @@ func (m *mainWindow) trialTools(server string, tools []healthcheck.Tool) {
 	m.extraTools[server] = extra
 	if server == m.reportOwner && m.report != nil {
 		m.setCatalogs(m.report, true)
+	}
+}
+
+// sizeCap lays its one object out over all of its space but asks for at
+// most max: the window keeps the size the person gave it whatever a text
+// on screen asks for (Fyne grows a window to its content's minimum size,
+// and one long line, or thirty names, made it wider or taller than the
+// screen). What is long wraps, truncates or scrolls inside.
+type sizeCap struct{ max fyne.Size }
+
+func (l sizeCap) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		m = m.Max(o.MinSize())
+	}
+	return m.Min(l.max)
+}
+
+func (l sizeCap) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(size)
 	}
 }
