@@ -14,6 +14,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	fyneapp "fyne.io/fyne/v2/app"
+	"fyne.io/fyne/v2/theme"
 
 	"mcptray/app"
 	"mcptray/assets"
@@ -96,6 +97,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	md.Migrations["fyneDo"] = true
 	fyneapp.SetMetadata(md)
 	a.SetIcon(assets.AppIcon)
+	a.Settings().SetTheme(appTheme{theme.DefaultTheme()})
 	// The app edits the file its engine runs (a daemon's may differ).
 	cfgPath := eng.Status().ConfigPath
 	if cfgPath == "" {
