@@ -66,10 +66,13 @@ type controller struct {
 	trials          map[string]*trialRun
 	history         map[string][]*callRecord
 	lastElicitation *elicitation  // the last elicitation dialog (tests)
-	lastConfirm     dialog.Dialog // the last confirmation before a destructive tool (tests)
-	afterCall       func()        // runs once a call's outcome shows (tests)
-	afterElicit     func()        // runs once an elicitation dialog shows (tests)
-	afterProgress   func()        // runs once a progress notification shows (tests)
+	lastConfirm     dialog.Dialog // the last confirmation before a destructive action (tests)
+	// dismiss answers the confirmation on screen "no" (Escape); nil when
+	// none is.
+	dismiss       func()
+	afterCall     func() // runs once a call's outcome shows (tests)
+	afterElicit   func() // runs once an elicitation dialog shows (tests)
+	afterProgress func() // runs once a progress notification shows (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time

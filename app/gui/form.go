@@ -711,14 +711,15 @@ func (c *controller) removeServers(names []string) {
 		return
 	}
 	c.openMain()
-	title, what := "Remove "+names[0]+"?", names[0]
+	title, what, it := "Remove "+names[0]+"?", names[0], "it"
 	if len(names) > 1 {
 		title = fmt.Sprintf("Remove %d servers?", len(names))
-		what = strings.Join(names, ", ")
+		what, it = strings.Join(names, ", "), "them"
 	}
 	d := dialog.NewConfirm(title,
-		fmt.Sprintf("This stops %s and removes it from %s.\nThe file as it was is kept as %s.", what, c.cfgPath, filepath.Base(c.cfgPath)+".bak"),
+		fmt.Sprintf("This stops %s and removes %s from %s.\nThe file as it was is kept as %s.", what, it, c.cfgPath, filepath.Base(c.cfgPath)+".bak"),
 		func(ok bool) {
+			c.dismiss = nil
 			if !ok {
 				return
 			}
@@ -734,4 +735,6 @@ func (c *controller) removeServers(names []string) {
 	d.SetDismissText("Cancel")
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
+	c.dismiss = d.Hide
+	c.lastConfirm = d
 }

@@ -112,6 +112,11 @@ func (m *mainWindow) shortcut(sc fyne.Shortcut) bool {
 // details, Delete asks to remove the selected servers.
 func (m *mainWindow) typedKey(k *fyne.KeyEvent) {
 	if m.win.Canvas().Overlays().Top() != nil {
+		// Escape answers a confirmation "no", as its Cancel button does.
+		if dismiss := m.c.dismiss; k.Name == fyne.KeyEscape && dismiss != nil {
+			m.c.dismiss = nil
+			dismiss()
+		}
 		return
 	}
 	extend := false
