@@ -25,6 +25,7 @@ type mainWindow struct {
 	snap supervisor.Snapshot
 
 	selected string // the server the details show ("" for none)
+	pending  string // a server to select once the engine lists it
 	servers  *serverList
 	bulk     *bulkPanel
 	empty    *emptyState
@@ -202,6 +203,10 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 func (m *mainWindow) Update(snap supervisor.Snapshot) {
 	m.snap = snap
 	m.servers.Update(snap) // may change the selection: calls selectionChanged
+	if p := m.pending; p != "" && snap.Server(p) != nil {
+		m.pending = ""
+		m.servers.Select(p)
+	}
 	m.showSelection()
 }
 
@@ -265,8 +270,15 @@ func (m *mainWindow) setWarning(text string) {
 	}
 }
 
-// selectServer shows the named server alone (UI thread).
+// selectServer shows the named server alone (UI thread). A server not
+// listed yet (just saved: the engine has not read the file yet) is
+// selected as soon as it is.
 func (m *mainWindow) selectServer(name string) {
+	m.pending = ""
+	if m.snap.Server(name) == nil {
+		m.pending = name
+		return
+	}
 	m.servers.Select(name)
 }
 
