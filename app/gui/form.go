@@ -620,8 +620,12 @@ func testWords(st *supervisor.ServerState) (string, bool) {
 			text += "\nSuggested fix: " + d.Fix
 		}
 	}
-	if len(st.StderrTail) > 0 {
-		text += "\nLast stderr line: " + st.StderrTail[len(st.StderrTail)-1].Text
+	var lines []string
+	for _, l := range st.StderrTail {
+		lines = append(lines, l.Text)
+	}
+	if l := present.TellingStderrLine(lines); l != "" {
+		text += "\nFrom its stderr: " + l
 	}
 	return text, false
 }

@@ -295,3 +295,34 @@ func ProgressText(n *mcp.ProgressNotificationParams) string {
 	}
 	return b.String()
 }
+
+// TellingStderrLine is the stderr line that best says why a process ended,
+// from its last lines: the last that names an error, else the last that is
+// not a runtime's closing noise (Node.js ends every crash with its version,
+// "Node.js v20.20.2", after the error and its stack).
+func TellingStderrLine(lines []string) string {
+	last := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || noiseLine(l) {
+			continue
+		}
+		if strings.Contains(l, "Error") || strings.Contains(strings.ToLower(l), "error:") {
+			return l
+		}
+		if last == "" {
+			last = l
+		}
+	}
+	return last
+}
+
+// noiseLine is a stderr line that never says why: a runtime's version
+// banner, a stack frame, a lone bracket or caret.
+func noiseLine(l string) bool {
+	switch {
+	case strings.HasPrefix(l, "Node.js v"), strings.HasPrefix(l, "at "):
+		return true
+	}
+	return strings.Trim(l, "{}[]()^~ ") == ""
+}
