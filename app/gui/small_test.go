@@ -14,8 +14,8 @@ import (
 
 	"mcptray/app"
 	"mcptray/app/present"
-	"mcptray/internal/testenv"
 	"mcptray/healthcheck"
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mcptray/control"
+	"mcptray/registry"
 )
 
 // The window's idle cost: the desktop app with its window open and every
@@ -71,8 +72,11 @@ func guiIdleCPU(bin, dir string, env []string, n int, d time.Duration) (float64,
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
-	defer stopGUI(cmd)
-	defer stopHomeDaemon(home)
+	// The app first: it starts a daemon again when its own goes away.
+	defer func() {
+		stopGUI(cmd)
+		stopHomeDaemon(home)
+	}()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		out, _ := runOut(env, bin, "status", "--json")
@@ -103,7 +107,9 @@ func guiIdleCPU(bin, dir string, env []string, n int, d time.Duration) (float64,
 // stopHomeDaemon stops the daemon the app started in home (its servers
 // outlive the app otherwise).
 func stopHomeDaemon(home string) {
-	sock := filepath.Join(home, "cache", "mcptray", control.SocketName)
+	// The runtime folder follows HOME (registry.RuntimeDir), not
+	// XDG_CACHE_HOME.
+	sock := filepath.Join(home, ".cache", registry.RuntimeDirName, control.SocketName)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := control.Dial(ctx, &control.ClientOptions{Socket: sock})
