@@ -51,10 +51,15 @@ type serverForm struct {
 	disabled    *widget.Check
 	note        *widget.Label // what the entry holds that the form cannot
 	testResult  *widget.Label
-	stdioRows   []fyne.CanvasObject // label and field of each stdio row
-	remoteRows  []fyne.CanvasObject
-	form        *fyne.Container
-	content     fyne.CanvasObject
+	// tested counts the Tests and the edits: a Test's outcome is shown
+	// only if nothing was edited since it started, and an edit takes away
+	// the outcome of the values before it.
+	tested     int
+	testShown  bool                // testResult shows a Test's outcome (or that one runs)
+	stdioRows  []fyne.CanvasObject // label and field of each stdio row
+	remoteRows []fyne.CanvasObject
+	form       *fyne.Container
+	content    fyne.CanvasObject
 
 	// errs and hints are the labels under each field, by field key.
 	errs, hints map[string]*widget.Label
@@ -203,6 +208,11 @@ func newServerForm(s *registry.Server, taken []string) *serverForm {
 func (f *serverForm) touch(key string) {
 	if !f.loading {
 		f.touched[key] = true
+		if f.testShown {
+			f.tested++
+			f.testShown = false
+			showText(f.testResult, "")
+		}
 	}
 	f.validate()
 }
@@ -586,10 +596,16 @@ func (c *controller) testForm(f *serverForm, btn *widget.Button) {
 	btn.Disable()
 	showText(f.testResult, "Testing "+s.Name+"…")
 	f.testResult.Importance = widget.MediumImportance
+	f.tested++
+	f.testShown = true
+	gen := f.tested
 	go func() {
 		st := c.checkServer(s, cfg)
 		fyne.Do(func() {
 			btn.Enable()
+			if gen != f.tested {
+				return // edited since: the outcome is of values no longer there
+			}
 			text, good := testWords(&st)
 			f.testResult.Importance = widget.SuccessImportance
 			if !good {
