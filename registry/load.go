@@ -123,6 +123,14 @@ func Parse(path string, data []byte) (*Config, error) {
 				d.Line--
 				d.Col = len(srcLine(d.Line)) + 1
 			}
+			// An array left open is found where the next key or table
+			// starts, often lines later: point at its opening bracket.
+			if strings.Contains(d.Message, "array terminator") {
+				if line, col, ok := openArray(lines, d.Line, d.Col); ok && line < d.Line {
+					d.Message = fmt.Sprintf("this array is not closed: ']' is missing before line %d (%s)", d.Line, d.Message)
+					d.Line, d.Col = line, col
+				}
+			}
 			d.Source = srcLine(d.Line)
 		}
 		return nil, &SyntaxError{d}
@@ -586,4 +594,53 @@ func parseSize(v any) (int64, error) {
 		return int64(f * mult), nil
 	}
 	return 0, fmt.Errorf(`must be a size such as "2MiB", not %v`, v)
+}
+
+// openArray finds the opening bracket of the innermost array value still
+// open at line, col (1-based), reading the TOML text roughly: strings and
+// comments are skipped; a bracket opens an array after '=', ',' or '['.
+func openArray(lines []string, line, col int) (int, int, bool) {
+	type pos struct{ line, col int }
+	var open []pos
+	var prev rune // the last character that was not a space, across lines
+	for i := 0; i < len(lines) && i < line; i++ {
+		runes := []rune(lines[i])
+		end := len(runes)
+		if i == line-1 {
+			end = min(end, col-1)
+		}
+		var quote rune
+		for j := 0; j < end; j++ {
+			r := runes[j]
+			switch {
+			case quote != 0:
+				if r == '\\' && quote == '"' {
+					j++
+				} else if r == quote {
+					quote = 0
+				}
+				continue
+			case r == '"' || r == '\'':
+				quote = r
+			case r == '#':
+				j = end
+				continue
+			case r == '[' && (prev == '=' || prev == ',' || prev == '['):
+				open = append(open, pos{i + 1, j + 1})
+			case r == ']' && len(open) > 0:
+				open = open[:len(open)-1]
+			}
+			if r != ' ' && r != '\t' {
+				prev = r
+			}
+		}
+		if quote != 0 {
+			prev = quote
+		}
+	}
+	if len(open) == 0 {
+		return 0, 0, false
+	}
+	p := open[len(open)-1]
+	return p.line, p.col, true
 }

@@ -288,6 +288,19 @@ func TestSyntaxErrorHasPosition(t *testing.T) {
 			t.Errorf("unterminated header: %v", err)
 		}
 	}
+
+	// An array left open is reported where its bracket opened, not where
+	// the next table starts; brackets in strings and comments and arrays
+	// closed before it do not count.
+	for _, src := range []string{
+		"[servers.a]\ncommand = \"x\"\nargs = [\"-y\", \"b\"\n\n[servers.b]\ncommand = \"y\"\n",
+		"[servers.a]\ncommand = \"x\"\nargs = [\"[\", # [ [\n  \"]\"\nenv = { A = \"1\" }\n\n[servers.b]\ncommand = \"y\"\n",
+	} {
+		_, err = Parse("f.toml", []byte(src))
+		if !errors.As(err, &se) || se.Line != 3 || se.Col != 8 || !strings.HasPrefix(se.Source, "args = [") || !strings.Contains(se.Message, "not closed") {
+			t.Errorf("unclosed array: %v", err)
+		}
+	}
 }
 
 func TestExpand(t *testing.T) {

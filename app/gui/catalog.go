@@ -135,7 +135,15 @@ func (c *catalogView) selectKey(key string) bool {
 	return true
 }
 
+// refilter lists the items the search matches. The selection follows its
+// item: the list highlights it on its new row, or nothing when the search
+// hides it, and the panel shows the form of what is highlighted, never of
+// an item the search moved away.
 func (c *catalogView) refilter() {
+	selected := -1
+	if id := c.selected; id >= 0 && id < len(c.shown) {
+		selected = c.shown[id]
+	}
 	q := strings.ToLower(strings.TrimSpace(c.search.Text))
 	c.shown = c.shown[:0]
 	for i, it := range c.items {
@@ -144,6 +152,17 @@ func (c *catalogView) refilter() {
 		}
 	}
 	c.list.Refresh()
+	if selected >= 0 {
+		if id := slices.Index(c.shown, selected); id < 0 {
+			c.list.UnselectAll()
+			c.selected = -1
+			c.detail.SetText("")
+			c.panel.Objects = nil
+			c.panel.Refresh()
+		} else if id != c.selected {
+			c.list.Select(id)
+		}
+	}
 	switch {
 	case len(c.items) == 0:
 		c.count.SetText("no " + c.what)

@@ -29,6 +29,9 @@ func newLatencyChart() *latencyChart {
 
 // SetSamples replaces the data (UI thread).
 func (c *latencyChart) SetSamples(samples []time.Duration, p95 time.Duration) {
+	if p95 == c.p95 && slices.Equal(samples, c.samples) {
+		return
+	}
 	c.samples = slices.Clone(samples)
 	c.p95 = p95
 	c.Refresh()

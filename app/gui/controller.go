@@ -9,8 +9,10 @@ import (
 	"net/url"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -65,13 +67,19 @@ type controller struct {
 	trials          map[string]*trialRun
 	history         map[string][]*callRecord
 	lastElicitation *elicitation  // the last elicitation dialog (tests)
-	lastConfirm     dialog.Dialog // the last confirmation before a destructive tool (tests)
-	afterCall       func()        // runs once a call's outcome shows (tests)
-	afterElicit     func()        // runs once an elicitation dialog shows (tests)
-	afterProgress   func()        // runs once a progress notification shows (tests)
+	lastConfirm     dialog.Dialog // the last confirmation before a destructive action (tests)
+	// dismiss answers the confirmation on screen "no" (Escape); nil when
+	// none is.
+	dismiss       func()
+	afterCall     func() // runs once a call's outcome shows (tests)
+	afterElicit   func() // runs once an elicitation dialog shows (tests)
+	afterProgress func() // runs once a progress notification shows (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
+	// ui hands watch's updates to the UI thread (fyne.Do; tests give it
+	// a UI thread of their own).
+	ui func(func())
 
 	// host is where the servers run; gw is the daemon's gateway by server
 	// name, as last polled (nil when there is none to poll).
@@ -84,7 +92,7 @@ type controller struct {
 }
 
 func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env) *controller {
-	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now, tray: newTrayView()}
+	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now, ui: fyne.Do, tray: newTrayView()}
 	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
 		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
 	}
@@ -99,14 +107,28 @@ func (c *controller) setUp() {
 	c.apply(c.eng.Snapshot())
 }
 
-// watch turns engine changes into UI updates, at most every interval, until
-// ctx ends. While the window is on screen it also feeds the log view and,
-// once a second, refreshes the details (uptimes move on their own).
+// refreshPeriod is the longest a change waits before the window and the
+// tray show it, and how often the window's clock-bound texts (uptimes,
+// countdowns) move on. Transitions, and servers added or removed, are
+// shown at the next tick; changes of figures only (a probe's latency) are
+// gathered into one update a period, so the cost of an idle window does not
+// grow with the number of servers.
+const refreshPeriod = time.Second
+
+// watch turns engine changes into UI updates, ticking every interval, until
+// ctx ends. While the window is on screen it also feeds the log view and the
+// trace. At most one update waits for the UI thread at a time: when the UI
+// thread falls behind (a slow tray host, a loaded machine), ticks queue
+// nothing more, and the next update carries the newest state rather than a
+// backlog of old ones shown one after another.
 func (c *controller) watch(ctx context.Context, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	var queued atomic.Bool // an update is queued and has not run yet
 	dirty := false
-	lastRefresh, lastHeld := time.Now(), time.Time{}
+	var last time.Time     // of the last update queued
+	var lastHeld time.Time // of the last read of the tool approvals
+	var names []string     // the servers of the last snapshot applied
 	for {
 		select {
 		case <-ctx.Done():
@@ -114,28 +136,42 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 		case <-c.eng.Changes():
 			dirty = true
 		case now := <-tick.C:
-			if now.Sub(lastHeld) >= heldPoll {
-				lastHeld = now
-				fyne.Do(func() {
-					if c.main != nil {
-						c.main.held.refresh()
-					}
-				})
+			if queued.Load() {
+				continue
 			}
-			if dirty || now.Sub(lastRefresh) >= time.Second {
-				dirty = false
-				lastRefresh = now
-				snap := c.eng.Snapshot()
-				var trs []supervisor.Transition
-				trs, c.tnext = c.eng.Transitions(c.tnext)
-				fyne.Do(func() {
-					c.apply(snap)
+			held := now.Sub(lastHeld) >= heldPoll
+			if held {
+				lastHeld = now
+			}
+			due := now.Sub(last) >= refreshPeriod
+			var snap *supervisor.Snapshot
+			var trs []supervisor.Transition
+			if dirty {
+				s := c.eng.Snapshot()
+				var next uint64
+				trs, next = c.eng.Transitions(c.tnext)
+				if n := serverNames(s); due || len(trs) > 0 || !slices.Equal(n, names) {
+					snap, names, c.tnext, dirty = &s, n, next, false
+				}
+			}
+			clock := snap == nil && due
+			if snap != nil || clock {
+				last = now
+			}
+			queued.Store(true)
+			c.ui(func() {
+				defer queued.Store(false)
+				if held && c.main != nil {
+					c.main.held.refresh()
+				}
+				if snap != nil {
+					c.apply(*snap)
 					if len(trs) > 0 {
 						c.notify.Observe(trs)
 					}
-				})
-			}
-			fyne.Do(func() {
+				} else if clock && c.main != nil {
+					c.main.showClock()
+				}
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
 					c.main.log.followScroll()
 					go c.main.log.poll()
@@ -148,6 +184,15 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 			})
 		}
 	}
+}
+
+// serverNames are the names of a snapshot's servers, in order.
+func serverNames(s supervisor.Snapshot) []string {
+	out := make([]string, len(s.Servers))
+	for i := range s.Servers {
+		out[i] = s.Servers[i].Name
+	}
+	return out
 }
 
 // quit ends the app (UI thread). The tray is left alone from here on: the
@@ -403,7 +448,7 @@ func (c *controller) openMain() {
 		c.main = newMainWindow(c, c.win)
 		c.main.config.Set(c.eng.Status().ConfigProblem)
 		c.main.setCheckStatus(c.checkStatus, c.checking != nil)
-		c.win.SetContent(c.main.content)
+		c.win.SetContent(container.New(sizeCap{max: fyne.NewSize(720, 480)}, c.main.content))
 		c.main.installKeys()
 		c.win.Resize(fyne.NewSize(1100, 700))
 		// mcptray lives in the tray: closing the window ends it and gives

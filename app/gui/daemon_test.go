@@ -189,7 +189,13 @@ func TestSaveIsAppliedByTheEngine(t *testing.T) {
 	if err := c.saveServer("", &registry.Server{Name: "new", Command: "y"}); err != nil {
 		t.Fatal(err)
 	}
+	c.main.selectServer("new") // what the form's Save does next
 	waitLocal(t, l, "the new server", func() bool { return l.Snapshot().Server("new") != nil })
+	// Once the engine lists it, the window shows it.
+	c.apply(l.Snapshot())
+	if c.main.selected != "new" {
+		t.Errorf("after Save the window shows %q, not the new server", c.main.selected)
+	}
 }
 
 // TestConfigProblemBanner: a servers.toml that does not load is said in

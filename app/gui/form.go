@@ -51,10 +51,15 @@ type serverForm struct {
 	disabled    *widget.Check
 	note        *widget.Label // what the entry holds that the form cannot
 	testResult  *widget.Label
-	stdioRows   []fyne.CanvasObject // label and field of each stdio row
-	remoteRows  []fyne.CanvasObject
-	form        *fyne.Container
-	content     fyne.CanvasObject
+	// tested counts the Tests and the edits: a Test's outcome is shown
+	// only if nothing was edited since it started, and an edit takes away
+	// the outcome of the values before it.
+	tested     int
+	testShown  bool                // testResult shows a Test's outcome (or that one runs)
+	stdioRows  []fyne.CanvasObject // label and field of each stdio row
+	remoteRows []fyne.CanvasObject
+	form       *fyne.Container
+	content    fyne.CanvasObject
 
 	// errs and hints are the labels under each field, by field key.
 	errs, hints map[string]*widget.Label
@@ -203,6 +208,11 @@ func newServerForm(s *registry.Server, taken []string) *serverForm {
 func (f *serverForm) touch(key string) {
 	if !f.loading {
 		f.touched[key] = true
+		if f.testShown {
+			f.tested++
+			f.testShown = false
+			showText(f.testResult, "")
+		}
 	}
 	f.validate()
 }
@@ -612,10 +622,16 @@ func (c *controller) testForm(f *serverForm, btn *widget.Button) {
 	btn.Disable()
 	showText(f.testResult, "Testing "+s.Name+"…")
 	f.testResult.Importance = widget.MediumImportance
+	f.tested++
+	f.testShown = true
+	gen := f.tested
 	go func() {
 		st := c.checkServer(s, cfg)
 		fyne.Do(func() {
 			btn.Enable()
+			if gen != f.tested {
+				return // edited since: the outcome is of values no longer there
+			}
 			text, good := testWords(&st)
 			f.testResult.Importance = widget.SuccessImportance
 			if !good {
@@ -646,8 +662,12 @@ func testWords(st *supervisor.ServerState) (string, bool) {
 			text += "\nSuggested fix: " + d.Fix
 		}
 	}
-	if len(st.StderrTail) > 0 {
-		text += "\nLast stderr line: " + st.StderrTail[len(st.StderrTail)-1].Text
+	var lines []string
+	for _, l := range st.StderrTail {
+		lines = append(lines, l.Text)
+	}
+	if l := present.TellingStderrLine(lines); l != "" {
+		text += "\nFrom its stderr: " + l
 	}
 	return text, false
 }
@@ -737,12 +757,12 @@ func (c *controller) removeServers(names []string) {
 		return
 	}
 	c.openMain()
-	title, what := "Remove "+names[0]+"?", names[0]
+	title, what, it := "Remove "+names[0]+"?", names[0], "it"
 	if len(names) > 1 {
 		title = fmt.Sprintf("Remove %d servers?", len(names))
-		what = strings.Join(names, ", ")
+		what, it = strings.Join(names, ", "), "them"
 	}
-	msg := widget.NewLabel(fmt.Sprintf("This stops %s and removes it from %s.\nThe file as it was is kept as %s.", what, c.cfgPath, filepath.Base(c.cfgPath)+".bak"))
+	msg := widget.NewLabel(fmt.Sprintf("This stops %s and removes %s from %s.\nThe file as it was is kept as %s.", what, it, c.cfgPath, filepath.Base(c.cfgPath)+".bak"))
 	msg.Wrapping = fyne.TextWrapWord
 	body := container.NewVBox(msg)
 	// A server added from an MCP bundle runs from the folder it was
@@ -765,6 +785,7 @@ func (c *controller) removeServers(names []string) {
 		body.Add(delFiles)
 	}
 	d := dialog.NewCustomConfirm(title, "Remove", "Cancel", body, func(ok bool) {
+		c.dismiss = nil
 		if !ok {
 			return
 		}
@@ -781,4 +802,6 @@ func (c *controller) removeServers(names []string) {
 	}, c.win)
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
+	c.dismiss = d.Hide
+	c.lastConfirm = d
 }

@@ -625,6 +625,11 @@ func TestServerFormTest(t *testing.T) {
 	if !strings.Contains(f.testResult.Text, "Does not work: nosuchcmd was not found on PATH.") {
 		t.Errorf("result %q", f.testResult.Text)
 	}
+	// Fixing the command takes the outcome of the old one away.
+	test.Type(f.command, "x")
+	if f.testResult.Visible() {
+		t.Errorf("after an edit the old Test outcome stays: %q", f.testResult.Text)
+	}
 	// Escape closes the form.
 	f.name.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	if c.win.Canvas().Overlays().Top() != nil {

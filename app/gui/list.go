@@ -118,6 +118,7 @@ type serverList struct {
 	current string
 	marked  map[string]bool
 	anchor  string // where a Shift-click range starts
+	drawn   string // the rows as last drawn (rowsKey)
 
 	search  *searchEntry
 	order   *widget.Check // problems first; else config order
@@ -185,7 +186,9 @@ func (l *serverList) refilter() {
 	if len(shown) < len(l.snap.Servers) {
 		text = fmt.Sprintf("%d of %d shown · %s", len(shown), len(l.snap.Servers), text)
 	}
-	l.summary.SetText(text)
+	if l.summary.Text != text {
+		l.summary.SetText(text)
+	}
 
 	changed := false
 	for name := range l.marked {
@@ -207,10 +210,24 @@ func (l *serverList) refilter() {
 	if l.current == "" {
 		l.anchor = ""
 	}
-	l.list.Refresh()
+	if rows := l.rowsKey(); rows != l.drawn {
+		l.drawn = rows
+		l.list.Refresh()
+	}
 	if changed && l.onSelect != nil {
 		l.onSelect()
 	}
+}
+
+// rowsKey is what the rows show, as one string: the list is drawn again
+// only when it changes.
+func (l *serverList) rowsKey() string {
+	var b strings.Builder
+	for _, i := range l.shown {
+		s := &l.snap.Servers[i]
+		fmt.Fprintf(&b, "%s\x00%s\x00%v\x00%d\x00%v\x01", s.Name, present.SteadyDetail(s), dotColor(s), rank(s), l.marked[s.Name])
+	}
+	return b.String()
 }
 
 // row is the display row of a server, -1 when it is not shown.
@@ -351,7 +368,7 @@ func newServerRow(l *serverList) *serverRow {
 
 func (r *serverRow) set(id int, s *supervisor.ServerState, marked bool) {
 	r.id = id
-	r.full = [2]string{s.Name, present.StateDetail(s)}
+	r.full = [2]string{s.Name, present.SteadyDetail(s)}
 	r.dot.FillColor = dotColor(s)
 	if marked {
 		r.bg.FillColor = theme.Color(theme.ColorNameSelection)

@@ -159,6 +159,15 @@ func TestServerListKeyboardAndBulk(t *testing.T) {
 	if !strings.Contains(overlayText(c.win), "Remove 2 servers?") || !strings.Contains(overlayText(c.win), "servers.toml.bak") {
 		t.Fatalf("no confirmation: %q", overlayText(c.win))
 	}
+	// Escape cancels, as Cancel does: nothing is removed.
+	key(fyne.KeyEscape)
+	if c.win.Canvas().Overlays().Top() != nil {
+		t.Fatalf("Escape left the confirmation on screen: %q", overlayText(c.win))
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "demo") || !strings.Contains(string(b), "idle") {
+		t.Fatalf("Escape removed servers: %q", b)
+	}
+	key(fyne.KeyDelete)
 	tapOverlayButton(t, c.win, "Remove") // saves the file; the engine applies it
 	b, _ := os.ReadFile(path)
 	if strings.Contains(string(b), "demo") || strings.Contains(string(b), "idle") {

@@ -34,9 +34,12 @@ func newBulkPanel(m *mainWindow) *bulkPanel {
 	b.stop = widget.NewButtonWithIcon("Stop all", theme.MediaStopIcon(), func() { m.bulk.each(func(n string) { m.c.startStop(n, false) }) })
 	b.restart = widget.NewButtonWithIcon("Restart all", theme.ViewRefreshIcon(), func() { m.bulk.each(m.c.restart) })
 	b.remove = widget.NewButtonWithIcon("Remove…", theme.DeleteIcon(), func() { m.c.removeServers(b.names) })
-	hint := widget.NewLabel("Ctrl+click adds or removes a server, Shift+click selects a range,\nCtrl+A selects every server shown, Ctrl+R restarts the selected, Delete removes them.")
-	hint.Importance = widget.LowImportance
-	b.content = container.NewVBox(b.title, container.NewHBox(b.start, b.stop, b.restart, b.remove), widget.NewSeparator(), b.list, hint)
+	hint := widget.NewLabel("Ctrl+click adds or removes a server, Shift+click selects a range, Ctrl+A selects every server shown, Ctrl+R restarts the selected, Delete removes them.")
+	hint.Wrapping = fyne.TextWrapWord
+	// The names scroll: thirty of them made the window taller than the
+	// screen.
+	b.content = container.NewBorder(container.NewVBox(b.title, container.NewHBox(b.start, b.stop, b.restart, b.remove), widget.NewSeparator()),
+		hint, nil, nil, container.NewVScroll(b.list))
 	b.content.Hide()
 	return b
 }
@@ -109,6 +112,11 @@ func (m *mainWindow) shortcut(sc fyne.Shortcut) bool {
 // details, Delete asks to remove the selected servers.
 func (m *mainWindow) typedKey(k *fyne.KeyEvent) {
 	if m.win.Canvas().Overlays().Top() != nil {
+		// Escape answers a confirmation "no", as its Cancel button does.
+		if dismiss := m.c.dismiss; k.Name == fyne.KeyEscape && dismiss != nil {
+			m.c.dismiss = nil
+			dismiss()
+		}
 		return
 	}
 	extend := false

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -84,11 +86,49 @@ func (c *controller) signIn(name string) {
 			case errors.Is(err, context.Canceled):
 				// Cancelled by the person: nothing to say.
 			case err != nil:
-				c.showError(fmt.Errorf("sign in to %s: %w", name, err))
+				c.showError(errors.New(signInWords(name, srv.URL, err)))
 			default:
 				c.app.SendNotification(fyne.NewNotification("mcptray", fmt.Sprintf("Signed in to %s; the tokens are kept in %s.", name, where)))
 				c.restart(name)
 			}
 		})
 	}()
+}
+
+// signInWords says why a sign-in to the server name at addr failed: a
+// sentence first (what failed and what to check), then the error in full
+// for whoever needs the detail. The error alone is a chain of every layer
+// it went through ("sign-in: calling "initialize": sending …").
+func signInWords(name, addr string, err error) string {
+	host := addr
+	if u, perr := url.Parse(addr); perr == nil && u.Host != "" {
+		host = u.Host
+	}
+	var op *net.OpError
+	var why string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		why = fmt.Sprintf("it did not complete within %s. Start it again when you can finish it in the browser.", signInTimeout)
+	case errors.As(err, &op):
+		why = fmt.Sprintf("mcptray could not reach %s (%s). Check that the server runs and that its address in servers.toml is right.", host, innermost(err))
+	default:
+		why = fmt.Sprintf("%s answered %q.", host, innermost(err))
+	}
+	return fmt.Sprintf("Could not sign in to %s: %s\n\nIn full: %v", name, why, err)
+}
+
+// innermost is what the last error of a chain says.
+func innermost(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	text := err.Error()
+	if i := strings.LastIndex(text, ": "); i >= 0 {
+		text = text[i+2:]
+	}
+	return text
 }

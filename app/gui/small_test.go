@@ -1,16 +1,21 @@
 package gui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2/test"
 
+	"mcptray/app"
 	"mcptray/app/present"
 	"mcptray/healthcheck"
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 	"mcptray/supervisor"
 )
@@ -176,5 +181,21 @@ func TestSecretHintsFollowTheOneRule(t *testing.T) {
 	}
 	if !registry.SecretName("SESSION_COOKIE") || registry.SecretName("LOG_LEVEL") {
 		t.Errorf("the registry's rule changed under the form")
+	}
+}
+
+// TestTestQuotesANodeServersError: the form's Test of a Node server whose
+// script is missing quotes Node's error, not the version Node prints last.
+func TestTestQuotesANodeServersError(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		testenv.Need(t, "node")
+	}
+	srv := &registry.Server{Name: "nodebad", Command: "node", Args: []string{"/nonexistent/mcptray-test/index.js"}, Autostart: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := app.CheckServer(ctx, &registry.Config{}, srv, 30*time.Second)
+	text, good := testWords(&st)
+	if good || !strings.Contains(text, "From its stderr: Error: Cannot find module '/nonexistent/mcptray-test/index.js'") {
+		t.Errorf("Test says %q", text)
 	}
 }

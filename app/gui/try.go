@@ -420,18 +420,42 @@ func (c *controller) open(link string) error {
 // whether the server was told (notifications/cancelled), or that it was
 // still starting.
 func endedWords(server string, why, err error) error {
+	e := &endedError{timedOut: errors.Is(why, context.DeadlineExceeded)}
 	what := "Cancelled"
-	if errors.Is(why, context.DeadlineExceeded) {
+	if e.timedOut {
 		what = "No answer within " + callTimeout.String()
 	}
 	var ce *healthcheck.CallError
 	switch {
 	case errors.As(err, &ce) && ce.Cancelled && ce.CancelSent:
-		return errors.New(what + ": the server was sent notifications/cancelled.")
+		e.text = what + ": the server was sent notifications/cancelled."
 	case errors.As(err, &ce) && ce.Cancelled:
-		return errors.New(what + ": notifications/cancelled could not be sent in time.")
+		e.text = what + ": notifications/cancelled could not be sent in time."
 	case errors.Is(err, why):
-		return errors.New(what + " while " + server + " was starting.")
+		e.text = what + " while " + server + " was starting."
+	default:
+		return err
 	}
-	return err
+	return e
+}
+
+// endedError is a call that Cancel or the timeout ended.
+type endedError struct {
+	text     string
+	timedOut bool
+}
+
+func (e *endedError) Error() string { return e.text }
+
+// outcomeWords is the status line of a call that did not succeed: failed
+// says it failed; one that Cancel or the timeout ended says that instead.
+func outcomeWords(failed string, err error) string {
+	var e *endedError
+	switch {
+	case !errors.As(err, &e):
+		return failed
+	case e.timedOut:
+		return "No answer in time."
+	}
+	return "Cancelled."
 }

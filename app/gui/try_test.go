@@ -536,7 +536,7 @@ func TestProgressAndCancel(t *testing.T) {
 	test.Tap(p.run.cancel)
 	wait()
 	got := resultText(p.run)
-	if p.run.status.Importance != widget.DangerImportance || !strings.Contains(got, "notifications/cancelled") {
+	if p.run.status.Importance != widget.DangerImportance || p.run.status.Text != "Cancelled." || !strings.Contains(got, "notifications/cancelled") {
 		t.Errorf("after Cancel: status %q, result %q", p.run.status.Text, got)
 	}
 	if p.run.button.Disabled() || p.run.cancel.Visible() {

@@ -237,7 +237,7 @@ func (p *toolPanel) call(args map[string]any) {
 		rec.took = p.run.took()
 		if err != nil {
 			rec.outcome = "failed"
-			p.run.end("The call failed.", false, errorText(failure(err)))
+			p.run.end(outcomeWords("The call failed.", err), false, errorText(failure(err)))
 		} else {
 			rec.outcome, rec.good = p.showResult(res, rec.took)
 		}
@@ -347,7 +347,7 @@ func (p *readPanel) start() {
 		rec.took = p.run.took()
 		if err != nil {
 			rec.outcome = "failed"
-			p.run.end("The read failed.", false, errorText(failure(err)))
+			p.run.end(outcomeWords("The read failed.", err), false, errorText(failure(err)))
 			c.record(rec)
 			return
 		}
@@ -395,7 +395,7 @@ func (p *promptPanel) start() {
 		rec.took = p.run.took()
 		if err != nil {
 			rec.outcome = "failed"
-			p.run.end("The request failed.", false, errorText(failure(err)))
+			p.run.end(outcomeWords("The request failed.", err), false, errorText(failure(err)))
 			c.record(rec)
 			return
 		}

@@ -26,12 +26,14 @@ type mainWindow struct {
 
 	selected string // the server the details show ("" for none)
 	held     *heldBanner
+	pending  string // a server to select once the engine lists it
 	servers  *serverList
 	bulk     *bulkPanel
 	empty    *emptyState
 	details  fyne.CanvasObject
 
 	// Details of the selected server.
+	titleRow   *fyne.Container // the header and the state
 	header     *widget.Label
 	badge      *canvas.Circle
 	stateLabel *widget.Label
@@ -46,6 +48,7 @@ type mainWindow struct {
 	overview     *widget.Form
 	fields       map[string]*widget.Label
 	diagCard     *widget.Card
+	diagMsg      *widget.Label // the diagnosis's message
 	diagText     *widget.Label
 	signIn       *widget.Button // on the diagnosis card of a server that needs sign-in
 	signInRow    *fyne.Container
@@ -94,6 +97,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.header.SizeName = theme.SizeNameSubHeadingText
 	m.badge = canvas.NewCircle(idleColor)
 	m.stateLabel = widget.NewLabel("")
+	m.stateLabel.Truncation = fyne.TextTruncateEllipsis
 	m.startStop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), func() { m.c.startStop(m.selected, m.startStop.Text == "Start") })
 	m.restart = widget.NewButtonWithIcon("Restart", theme.ViewRefreshIcon(), func() { m.c.restart(m.selected) })
 	m.edit = widget.NewButtonWithIcon("Edit", theme.DocumentCreateIcon(), func() { m.c.editServer(m.selected, false) })
@@ -116,7 +120,12 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.signIn.Importance = widget.HighImportance
 	m.signInRow = container.NewHBox(m.signIn)
 	m.signInRow.Hide()
-	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagText, m.signInRow))
+	// The message wraps (a card's subtitle does not: a long one widened
+	// the window past the screen).
+	m.diagMsg = widget.NewLabel("")
+	m.diagMsg.Wrapping = fyne.TextWrapWord
+	m.diagMsg.Selectable = true
+	m.diagCard = widget.NewCard("", "", container.NewVBox(m.diagMsg, m.diagText, m.signInRow))
 	m.instructions = widget.NewLabel("")
 	m.instructions.Wrapping = fyne.TextWrapWord
 	m.instructions.Selectable = true
@@ -157,9 +166,9 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	)
 
 	badgeBox := container.NewCenter(container.NewGridWrap(fyne.NewSize(14, 14), m.badge))
-	titleRow := container.NewBorder(nil, nil, badgeBox, nil, container.NewHBox(m.header, m.stateLabel))
+	m.titleRow = container.NewBorder(nil, nil, m.header, nil, m.stateLabel)
 	m.buttons = container.NewHBox(m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-	m.details = container.NewBorder(container.NewVBox(titleRow, m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
+	m.details = container.NewBorder(container.NewVBox(container.NewBorder(nil, nil, badgeBox, nil, m.titleRow), m.buttons, widget.NewSeparator()), nil, nil, nil, m.tabs)
 	m.bulk = newBulkPanel(m)
 	m.empty = newEmptyState(m)
 
@@ -197,6 +206,10 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 func (m *mainWindow) Update(snap supervisor.Snapshot) {
 	m.snap = snap
 	m.servers.Update(snap) // may change the selection: calls selectionChanged
+	if p := m.pending; p != "" && snap.Server(p) != nil {
+		m.pending = ""
+		m.servers.Select(p)
+	}
 	m.showSelection()
 }
 
@@ -218,8 +231,10 @@ func (m *mainWindow) showSelection() {
 	show := func(o fyne.CanvasObject) {
 		for _, x := range []fyne.CanvasObject{m.details, m.bulk.content, m.empty.content} {
 			if x == o {
-				x.Show()
-				x.Refresh() // lay out again: its texts changed while hidden
+				if !x.Visible() {
+					x.Show()
+					x.Refresh() // lay out again: its texts changed while hidden
+				}
 			} else {
 				x.Hide()
 			}
@@ -258,8 +273,15 @@ func (m *mainWindow) setWarning(text string) {
 	}
 }
 
-// selectServer shows the named server alone (UI thread).
+// selectServer shows the named server alone (UI thread). A server not
+// listed yet (just saved: the engine has not read the file yet) is
+// selected as soon as it is.
 func (m *mainWindow) selectServer(name string) {
+	m.pending = ""
+	if m.snap.Server(name) == nil {
+		m.pending = name
+		return
+	}
 	m.servers.Select(name)
 }
 
@@ -280,26 +302,62 @@ func (m *mainWindow) showDetails(s *supervisor.ServerState) {
 	m.showButtons(s)
 	now := m.c.now()
 	// What the server sent is shown with its control characters visible.
-	for _, d := range present.Details(s, now) {
-		m.fields[d.Label].SetText(orDash(present.VisibleLine(d.Text)))
-	}
+	m.showFields(s, now)
 	if r := s.Report; r != nil {
-		m.caps.SetText(capabilityList(r.Capabilities))
-		m.instructions.SetText(orDash(present.Visible(r.Instructions)))
+		setText(m.caps, capabilityList(r.Capabilities))
+		setText(m.instructions, orDash(present.Visible(r.Instructions)))
 	} else {
-		m.caps.SetText("–")
-		m.instructions.SetText("–")
+		setText(m.caps, "–")
+		setText(m.instructions, "–")
 	}
 	p := s.Probes
 	if p.Count > 0 {
-		m.chartStats.SetText(present.ProbeLatency(p))
+		setText(m.chartStats, present.ProbeLatency(p))
 	} else {
-		m.chartStats.SetText("no probes yet")
+		setText(m.chartStats, "no probes yet")
 	}
 	m.chart.SetSamples(p.Recent, p.P95)
 	m.showClients(s.Name)
 	m.showDiagnosis(s)
 	m.showCatalog(s, now)
+}
+
+// showFields fills the Overview's fields for s at now.
+func (m *mainWindow) showFields(s *supervisor.ServerState, now time.Time) {
+	// What the server sent is shown with its control characters visible.
+	for _, d := range present.Details(s, now) {
+		setText(m.fields[d.Label], orDash(present.VisibleLine(d.Text)))
+	}
+}
+
+// showClock moves on what the details say in terms of the clock (uptimes,
+// countdowns, "last seen") when no new snapshot came: only what changed is
+// drawn again. The list's rows say nothing that moves on its own.
+func (m *mainWindow) showClock() {
+	now := m.c.now()
+	if s := m.snap.Server(m.selected); s != nil && m.details.Visible() {
+		m.showTitle(s.Name, present.StateDetailAt(s, now))
+		m.showFields(s, now)
+		m.showCatalog(s, now)
+	}
+}
+
+// showTitle sets the header's name and state, laying the row out again
+// when they changed (their widths follow the texts).
+func (m *mainWindow) showTitle(name, state string) {
+	if m.header.Text == name && m.stateLabel.Text == state {
+		return
+	}
+	setText(m.header, name)
+	setText(m.stateLabel, state)
+	m.titleRow.Refresh()
+}
+
+// setText sets a label's text, drawing it again only when it changed.
+func setText(l *widget.Label, text string) {
+	if l.Text != text {
+		l.SetText(text)
+	}
 }
 
 // enable enables the buttons, or disables them.
@@ -316,8 +374,7 @@ func enable(b bool, ws ...*widget.Button) {
 // showNoServer empties the details: nothing of a server that is gone may
 // stay on screen.
 func (m *mainWindow) showNoServer() {
-	m.header.SetText("No server selected")
-	m.stateLabel.SetText("")
+	m.showTitle("No server selected", "")
 	enable(false, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
 	for _, l := range m.fields {
 		l.SetText("–")
@@ -336,22 +393,27 @@ func (m *mainWindow) showNoServer() {
 // it runs, Start when it does not.
 func (m *mainWindow) showButtons(s *supervisor.ServerState) {
 	enable(true, m.startStop, m.restart, m.edit, m.duplicate, m.remove, m.copyConfig)
-	m.header.SetText(s.Name)
-	m.badge.FillColor = dotColor(s)
-	m.badge.Refresh()
-	m.stateLabel.SetText(present.StateDetailAt(s, m.c.now()))
-	if s.State.Alive() || s.State == supervisor.StateBackoff {
+	m.showTitle(s.Name, present.StateDetailAt(s, m.c.now()))
+	if col := dotColor(s); col != m.badge.FillColor {
+		m.badge.FillColor = col
+		m.badge.Refresh()
+	}
+	running := s.State.Alive() || s.State == supervisor.StateBackoff
+	if running && (m.startStop.Text != "Stop" || !m.restart.Visible()) {
 		m.startStop.SetText("Stop")
 		m.startStop.SetIcon(theme.MediaStopIcon())
 		m.restart.Show()
-	} else {
+		m.buttons.Refresh()
+	} else if !running && (m.startStop.Text != "Start" || m.restart.Visible()) {
 		// Not running: Start is the one way to run it again.
 		m.restart.Hide()
 		m.startStop.SetText("Start")
 		m.startStop.SetIcon(theme.MediaPlayIcon())
+		m.buttons.Refresh()
+	}
+	if !running {
 		enable(s.Server == nil || s.Server.Valid(), m.startStop)
 	}
-	m.buttons.Refresh()
 }
 
 // showDiagnosis fills the diagnosis card: the diagnosis and the warnings,
@@ -364,13 +426,12 @@ func (m *mainWindow) showDiagnosis(s *supervisor.ServerState) {
 		return
 	}
 	var b strings.Builder
+	title, sub := "", ""
 	if d != nil {
-		m.diagCard.SetTitle(string(d.Code))
-		m.diagCard.SetSubTitle(d.Message)
+		title, sub = string(d.Code), d.Message
 		writeDiagnosis(&b, d)
 	} else {
-		m.diagCard.SetTitle("warning: " + string(warns[0].Code))
-		m.diagCard.SetSubTitle(warns[0].Message)
+		title, sub = "warning: "+string(warns[0].Code), warns[0].Message
 		writeDiagnosis(&b, &warns[0])
 		warns = warns[1:]
 	}
@@ -385,7 +446,11 @@ func (m *mainWindow) showDiagnosis(s *supervisor.ServerState) {
 			b.WriteString(l.Text + "\n")
 		}
 	}
-	m.diagText.SetText(strings.TrimSpace(present.Visible(b.String())))
+	if m.diagCard.Title != title {
+		m.diagCard.SetTitle(title)
+	}
+	setText(m.diagMsg, present.Visible(sub))
+	setText(m.diagText, strings.TrimSpace(present.Visible(b.String())))
 	if needsSignIn(s) {
 		m.signInRow.Show()
 	} else {
@@ -473,5 +538,27 @@ func (m *mainWindow) trialTools(server string, tools []healthcheck.Tool) {
 	m.extraTools[server] = extra
 	if server == m.reportOwner && m.report != nil {
 		m.setCatalogs(m.report, true)
+	}
+}
+
+// sizeCap lays its one object out over all of its space but asks for at
+// most max: the window keeps the size the person gave it whatever a text
+// on screen asks for (Fyne grows a window to its content's minimum size,
+// and one long line, or thirty names, made it wider or taller than the
+// screen). What is long wraps, truncates or scrolls inside.
+type sizeCap struct{ max fyne.Size }
+
+func (l sizeCap) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objs {
+		m = m.Max(o.MinSize())
+	}
+	return m.Min(l.max)
+}
+
+func (l sizeCap) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objs {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(size)
 	}
 }

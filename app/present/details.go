@@ -56,11 +56,15 @@ func Details(s *supervisor.ServerState, now time.Time) []Detail {
 	if s.Server != nil && s.Server.URL != "" {
 		transport += " · " + s.Server.URL
 	}
+	// An uptime is of a process or connection that is there: a state from
+	// before its end must not go on counting.
 	proc := ""
-	if s.PID > 0 {
-		proc = fmt.Sprintf("pid %d, up %s", s.PID, human.Duration(s.Uptime(now)))
-	} else if !s.StartedAt.IsZero() {
-		proc = "connected " + human.Duration(s.Uptime(now)) + " ago"
+	switch {
+	case !s.State.Alive():
+	case s.PID > 0:
+		proc = fmt.Sprintf("pid %d, up %s", s.PID, Uptime(s.Uptime(now)))
+	case !s.StartedAt.IsZero():
+		proc = "connected " + Uptime(s.Uptime(now)) + " ago"
 	}
 	restarts := fmt.Sprint(s.Restarts)
 	if s.Server != nil && s.Server.IsRemote() {
@@ -87,6 +91,21 @@ func Details(s *supervisor.ServerState, now time.Time) []Detail {
 		{"Connect latency", connect},
 		{"Probe latency", ProbeLatency(s.Probes)},
 	}
+}
+
+// Uptime says how long something has been up, to the second in its first
+// minute, then to the minute: the window draws it again only when the
+// words change.
+func Uptime(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return human.Duration(d.Truncate(time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd%02dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
 }
 
 // ProbeLatency sums up a server's liveness probes: last, min, median, p95

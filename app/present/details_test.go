@@ -32,13 +32,34 @@ func TestDetails(t *testing.T) {
 	}
 	for label, want := range map[string]string{
 		"Command":       "npx  -y pkg",
-		"Process":       "pid 42, up 1m30s",
+		"Process":       "pid 42, up 1m",
 		"Restarts":      "2",
 		"Probe latency": "last 2.0 ms · min 1.0 ms · median 2.0 ms · p95 3.0 ms · 3 probes",
 		"Last exit":     "",
 	} {
 		if got[label] != want {
 			t.Errorf("%s = %q, want %q", label, got[label], want)
+		}
+	}
+}
+
+// TestUptimeStopsWithTheProcess: the uptime is of a process that is there,
+// and moves on to the second only in its first minute.
+func TestUptimeStopsWithTheProcess(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := &supervisor.ServerState{Name: "demo", State: supervisor.StateBackoff, PID: 42, StartedAt: now.Add(-time.Hour)}
+	if got := Details(s, now)[6]; got.Label != "Process" || got.Text != "" {
+		t.Errorf("in backoff: %s = %q, want nothing", got.Label, got.Text)
+	}
+	for d, want := range map[time.Duration]string{
+		1500 * time.Millisecond:       "1s",
+		59 * time.Second:              "59s",
+		61 * time.Second:              "1m",
+		2*time.Hour + 5*time.Minute:   "2h05m",
+		50*time.Hour + 59*time.Minute: "2d02h",
+	} {
+		if got := Uptime(d); got != want {
+			t.Errorf("Uptime(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -37,7 +37,14 @@ func StateDetailAt(s *supervisor.ServerState, now time.Time) string {
 // state does. The tray shows it: a host re-reads the whole menu on every
 // change of a label.
 func SteadySummary(s *supervisor.ServerState) string {
-	return s.Name + ": " + stateDetail(s, time.Time{}, false)
+	return s.Name + ": " + SteadyDetail(s)
+}
+
+// SteadyDetail is StateDetail without the figures that move on their own.
+// The window's list shows it: a row that changed with every probe had the
+// whole window drawn again for it.
+func SteadyDetail(s *supervisor.ServerState) string {
+	return stateDetail(s, time.Time{}, false)
 }
 
 // SteadyRetry is what the tray says of a server that went down and is
@@ -287,4 +294,35 @@ func ProgressText(n *mcp.ProgressNotificationParams) string {
 		b.WriteString(" " + VisibleLine(n.Message))
 	}
 	return b.String()
+}
+
+// TellingStderrLine is the stderr line that best says why a process ended,
+// from its last lines: the last that names an error, else the last that is
+// not a runtime's closing noise (Node.js ends every crash with its version,
+// "Node.js v20.20.2", after the error and its stack).
+func TellingStderrLine(lines []string) string {
+	last := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || noiseLine(l) {
+			continue
+		}
+		if strings.Contains(l, "Error") || strings.Contains(strings.ToLower(l), "error:") {
+			return l
+		}
+		if last == "" {
+			last = l
+		}
+	}
+	return last
+}
+
+// noiseLine is a stderr line that never says why: a runtime's version
+// banner, a stack frame, a lone bracket or caret.
+func noiseLine(l string) bool {
+	switch {
+	case strings.HasPrefix(l, "Node.js v"), strings.HasPrefix(l, "at "):
+		return true
+	}
+	return strings.Trim(l, "{}[]()^~ ") == ""
 }

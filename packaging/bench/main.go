@@ -15,6 +15,8 @@
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
 //	GUI: start to tray menu on D-Bus, 1 vs 50 servers; RSS with 20 servers     reported
+//	GUI idle CPU, window open, 30 demo servers vs 1 (guicpu.go, alone with
+//	-gui-cpu-only)                                                              ≤ 2x and ≤ 5 % of a core
 //	tool search over 1,000 tools (search.go, alone with -search-only)           p50 ≤ 1 ms
 //	census (census.go, alone with -census-only): check of 1 and of 50 servers
 //	against the bare go-sdk (one client; 50 at once), an idle daemon's CPU     ≤ 1.15x, ≤ 1.3x, ≤ 0.2 %
@@ -73,6 +75,8 @@ func main() {
 	exposureOnly := flag.Bool("exposure-only", false, "measure only the size of tools/list with full against search exposure")
 	aggregateOnly := flag.Bool("aggregate-only", false, "measure only the aggregate (tools/list of 20 servers, tools/call against per-server)")
 	idleFor := flag.Duration("idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
+	guiCPUOnly := flag.Bool("gui-cpu-only", false, "measure only the GUI's idle CPU with its window open, 30 demo servers against 1")
+	guiCPUFor := flag.Duration("gui-cpu", 30*time.Second, "how long the GUI's idle CPU is measured at each size")
 	flag.Parse()
 
 	abs, err := filepath.Abs(*bin)
@@ -127,6 +131,14 @@ func main() {
 		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 		fmt.Println("|---|---|---|---|---|")
 		if censusBench(self, cmp.Or(headlessAbs(*headless), *bin), dir, env, *runs, *idleFor) {
+			os.Exit(1)
+		}
+		return
+	}
+	if *guiCPUOnly {
+		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		if guiCPUBench(*bin, dir, env, *guiCPUFor) {
 			os.Exit(1)
 		}
 		return
@@ -240,6 +252,9 @@ func main() {
 	exposureBench(*bin, *servers, dir, env)
 	if *gui {
 		guiBench(*bin, dir, env, *rssWait)
+		if guiCPUBench(*bin, dir, env, *guiCPUFor) {
+			failed = true
+		}
 		memoryBench(*bin, dir, env, *memWait)
 	}
 	if failed {
