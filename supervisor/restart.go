@@ -18,12 +18,12 @@ type restartPolicy struct {
 	loopCount  int
 	loopWindow time.Duration
 
-	crashes  []time.Time // within the crash-loop window
-	attempt  int         // consecutive failed starts, for the backoff
+	crashes []time.Time // within the crash-loop window
+	attempt int         // consecutive failed starts, for the backoff
 	// neverReady counts the consecutive starts that ended without ever
 	// becoming ready.
 	neverReady int
-	reopened bool        // a session ended and was reopened at once since the last stable run
+	reopened   bool // a session ended and was reopened at once since the last stable run
 }
 
 func newRestartPolicy(o *Options) restartPolicy {
