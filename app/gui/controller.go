@@ -56,6 +56,7 @@ type controller struct {
 	// checking holds, during a Check all, each server still to answer with
 	// its probe count before; checkStatus says how it goes.
 	checking    map[string]int
+	checkTotal  int // how many servers the Check all under way waits for
 	checkStatus string
 	lastError   string // the last error dialog's text (tests)
 
@@ -317,15 +318,17 @@ func (c *controller) startStop(name string, start bool) {
 	}
 }
 
-// checkAll probes every running server now and says, under the list, how
-// far it got and then how it went.
+// checkAll probes every server with a health check up now and says,
+// under the list, how far it got ("12 of 27 answered") and then how it
+// went.
 func (c *controller) checkAll() {
 	c.checking = map[string]int{}
 	for i := range c.snap.Servers {
-		if s := &c.snap.Servers[i]; s.State.Alive() {
+		if s := &c.snap.Servers[i]; checkable(s) {
 			c.checking[s.Name] = s.Probes.Count + s.Probes.ConsecutiveFailures
 		}
 	}
+	c.checkTotal = len(c.checking)
 	if len(c.checking) == 0 {
 		c.checking = nil
 		c.setCheckStatus("Nothing is running to check.")
@@ -344,19 +347,35 @@ func (c *controller) checkAll() {
 	}()
 }
 
+// checkable is whether a Check all waits for a server's answer: up, with
+// a health check that probes it. A starting server is probed only once
+// ready (one that never becomes ready never is), and one without a
+// health check never is.
+func checkable(s *supervisor.ServerState) bool {
+	switch s.State {
+	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
+		return true
+	}
+	return false
+}
+
 // followCheck notes the servers a Check all is waiting for that have
-// answered (or stopped running), and says when every one has.
+// answered (or are no longer up to be probed), says how many of them have
+// so far, and says when every one has.
 func (c *controller) followCheck(snap supervisor.Snapshot) {
 	if c.checking == nil {
 		return
 	}
 	for name, before := range c.checking {
 		s := snap.Server(name)
-		if s == nil || !s.State.Alive() || s.Probes.Count+s.Probes.ConsecutiveFailures > before {
+		if s == nil || !checkable(s) || s.Probes.Count+s.Probes.ConsecutiveFailures > before {
 			delete(c.checking, name)
 		}
 	}
 	if len(c.checking) > 0 {
+		if done := c.checkTotal - len(c.checking); done > 0 {
+			c.setCheckStatus(fmt.Sprintf("Checking servers: %d of %d answered…", done, c.checkTotal))
+		}
 		return
 	}
 	c.checking = nil
