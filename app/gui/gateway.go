@@ -109,6 +109,7 @@ func (c *controller) followGateway(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-c.gwWake:
 		}
 	}
 }
@@ -167,5 +168,7 @@ func (c *controller) setGateway(gi *control.GatewayInfo, pid int) {
 			c.gw[s.Name] = s
 		}
 	}
-	c.apply(c.snap)
+	// The engine's snapshot, not the one last shown: that may be the
+	// restarting view of a daemon gone (apply makes it again if so).
+	c.apply(c.engineSnap)
 }
