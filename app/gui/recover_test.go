@@ -262,3 +262,66 @@ func parentOf(pid int) int {
 	n, _ := strconv.Atoi(f[1])
 	return n
 }
+
+// TestSessionNeverReady: a server that prints two lines and never answers
+// the handshake is, after its first startup timeout, among the problems:
+// in the tray's top level, named in the tooltip, counted as retrying (not
+// "starting"), and its repeats make it crash-looping, red.
+func TestSessionNeverReady(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startOpenbox(t)
+	startTrayHost(t)
+	startDunst(t)
+	dir := t.TempDir()
+	exe := filepath.Join(bin, "mcptray")
+	cfg := filepath.Join(dir, "servers.toml")
+	conf := fmt.Sprintf(`[settings]
+startup_timeout = "3s"
+
+[servers.demo01]
+command = %q
+args = ["serve-demo"]
+
+[servers.demo02]
+command = %q
+args = ["serve-demo"]
+
+[servers.mute]
+command = "sh"
+args = ["-c", "echo one; echo two; exec sleep 100000"]
+`, exe, exe)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startApp(t, bin, dir, cfg)
+	waitMenu(t, a.pid, "the tray menu", func(items []menuItem) bool { _, ok := labelWith(items, "Open mcptray"); return ok })
+	var tip string
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		tip = trayProperty(t, a.pid, "ToolTip")
+		return strings.Contains(tip, "mute: retrying")
+	}, "the tooltip never named mute once its first start timed out: %s", tip)
+	shots := os.Getenv("MCPTRAY_SCREENSHOTS")
+	if shots != "" {
+		screenshot(t, mainWindowID(t), filepath.Join(shots, "never-ready-retrying.png"))
+	}
+	// Five starts of 3 s with backoffs of 1, 2, 4 and 8 s between.
+	var items []menuItem
+	testenv.Eventually(t, 120*time.Second, func() bool {
+		items, _ = trayMenu(a.pid)
+		_, looping := labelWith(items, "mute: crash-looping")
+		_, counted := labelWith(items, "2 ready · 1 failing")
+		return looping && counted
+	}, "the tray never showed mute crash-looping, counted as failing: %v", items)
+	for _, it := range items {
+		if strings.Contains(it.label, "starting") {
+			t.Errorf("the tray says %q", it.label)
+		}
+	}
+	if tip := trayProperty(t, a.pid, "ToolTip"); !strings.Contains(tip, "mute: crash-looping") {
+		t.Errorf("the tooltip does not name mute crash-looping: %s", tip)
+	}
+	if shots != "" {
+		screenshot(t, mainWindowID(t), filepath.Join(shots, "never-ready-crash-looping.png"))
+	}
+}
