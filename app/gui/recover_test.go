@@ -206,8 +206,7 @@ func TestSessionDaemonKilled(t *testing.T) {
 	if err := syscall.Kill(next, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var items []menuItem
-	items = waitMenu(t, a.pid, "Background service restarting…", func(got []menuItem) bool {
+	items := waitMenu(t, a.pid, "Background service restarting…", func(got []menuItem) bool {
 		_, ok := labelWith(got, "Background service restarting…")
 		return ok
 	})
