@@ -46,7 +46,7 @@ func (c *controller) followDaemon(snap supervisor.Snapshot, st control.Status) s
 			c.lost = &daemonLoss{pid: c.host.daemonPID, at: c.now(), levels: levels(c.snap)}
 			c.wakeGateway() // a new daemon now, not at the next poll
 		}
-		return restartingSnapshot(snap)
+		return restartingSnapshot(snap, c.lost.at)
 	}
 	if c.lost == nil {
 		return snap
@@ -120,13 +120,13 @@ func levels(snap supervisor.Snapshot) map[string]supervisor.Level {
 }
 
 // restartingSnapshot is snap as it stands while the daemon that ran it is
-// gone: what was up is starting again (in the next daemon), with no
-// process, clients or uptime; what was not up is left as it was.
-func restartingSnapshot(snap supervisor.Snapshot) supervisor.Snapshot {
+// gone (since at): what was up is starting again (in the next daemon),
+// with no process, clients or uptime; what was not up is left as it was.
+func restartingSnapshot(snap supervisor.Snapshot, at time.Time) supervisor.Snapshot {
 	out := supervisor.Snapshot{Time: snap.Time, Servers: make([]supervisor.ServerState, len(snap.Servers))}
 	for i, s := range snap.Servers {
 		if s.State.Alive() || s.State == supervisor.StateBackoff {
-			s.State = supervisor.StateStarting
+			s.State, s.Since = supervisor.StateStarting, at
 			s.Reason = "the background service is restarting; the new one starts it again"
 			s.PID, s.StartedAt, s.Clients, s.Failures = 0, time.Time{}, 0, 0
 			s.NextAttempt = time.Time{}
