@@ -498,13 +498,32 @@ func InheritedExit(pid int) (ExitInfo, bool) {
 // are not named by pidfds (Linux before 5.4): the reaper could not tell
 // them from the orphans.
 func AdoptOrphans() bool {
+	if !pidfdsUsed() {
+		return false
+	}
+	becomeSubreaper()
+	return subreaper
+}
+
+// pidfdsUsed makes the checks Go's os package makes before it names its
+// children by pidfds (os/pidfd_linux.go): pidfd_open, waitid(P_PIDFD)
+// and pidfd_send_signal all work.
+func pidfdsUsed() bool {
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		return false
 	}
-	unix.Close(fd)
-	becomeSubreaper()
-	return subreaper
+	defer unix.Close(fd)
+	for {
+		err = unix.Waitid(unix.P_PIDFD, fd, nil, unix.WEXITED|unix.WNOHANG, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != syscall.ECHILD {
+		return false // this process is no child of its own: only ECHILD says the call works
+	}
+	return unix.PidfdSendSignal(fd, 0, nil, 0) == nil
 }
 
 // pidfdsHeld lists the processes this process holds a pidfd of (os/exec
