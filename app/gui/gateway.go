@@ -158,6 +158,9 @@ func (p *gatewayPoller) gateway(ctx context.Context) (*control.GatewayInfo, erro
 func (c *controller) setGateway(gi *control.GatewayInfo, pid int) {
 	if pid > 0 {
 		c.host.daemonPID = pid
+		if c.lost != nil {
+			c.lost.answered = pid
+		}
 	}
 	// Without an answer no count is shown: a stale one would say clients
 	// are connected that may be gone.

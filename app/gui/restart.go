@@ -15,6 +15,9 @@ import (
 type daemonLoss struct {
 	pid int       // the daemon that went away
 	at  time.Time // when the app saw it go
+	// answered is the pid of the daemon a gateway poll reached since (0
+	// before one did).
+	answered int
 	// levels are the servers' levels as the old daemon last showed them:
 	// what the new daemon's first news of a server is compared with.
 	levels map[string]supervisor.Level
@@ -51,10 +54,14 @@ func (c *controller) followDaemon(snap supervisor.Snapshot, st control.Status) s
 	if c.lost == nil {
 		return snap
 	}
-	if c.host.daemonPID == c.lost.pid {
-		// Answering again: the same daemon, or a new one whose pid the
+	switch c.lost.answered {
+	case 0:
+		// Answering again: a new daemon, or the same one, as the
 		// gateway poll will tell.
 		c.wakeGateway()
+		return snap
+	case c.lost.pid:
+		c.lost = nil // the same daemon: it was not restarted
 		return snap
 	}
 	lost := c.lost
