@@ -196,8 +196,9 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 	// The tray: three clients, and Quit says what stays.
 	menu := buildTrayMenu(c.snap, c.clientCounts(), "", c.trayActions())
 	labels := menuLabels(menu)
-	if !strings.HasPrefix(labels[2], "demo: ready, 3 clients, ") {
-		t.Errorf("tray line %q, want demo: ready, 3 clients", labels[2])
+	// Open mcptray, the counts, a separator, then the servers.
+	if !strings.HasPrefix(labels[3], "demo: ready, 3 clients, ") {
+		t.Errorf("tray line %q, want demo: ready, 3 clients (menu %q)", labels[3], labels)
 	}
 	last := menu.Items[len(menu.Items)-2:]
 	if last[0].Label != "Stop all servers and quit" || last[1].Label != "Quit (servers keep running for your AI clients)" {
