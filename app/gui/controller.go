@@ -225,9 +225,10 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 		c.main.Update(snap)
 		// The window shows a config problem in its own banner, with the
 		// line and a way to open the file; the tray says it in one line.
-		problem := st.ConfigProblem
-		st.ConfigProblem = nil
-		w, _ := c.host.warning(engineWarning(st))
+		wst := st
+		problem := wst.ConfigProblem
+		wst.ConfigProblem = nil
+		w, _ := c.host.warning(engineWarning(wst))
 		c.main.setWarning(joinLines(restarting, w))
 		if restarting != "" {
 			showText(c.main.hostLine, "")
