@@ -157,6 +157,11 @@ func (p *gatewayPoller) gateway(ctx context.Context) (*control.GatewayInfo, erro
 // the window's Clients tab.
 func (c *controller) setGateway(gi *control.GatewayInfo, pid int) {
 	if pid > 0 {
+		if c.lost == nil && c.host.attached() && pid != c.host.daemonPID {
+			// Another daemon answers before the change stream's end was
+			// seen: the one attached went away all the same.
+			c.lost = &daemonLoss{pid: c.host.daemonPID, at: c.now(), levels: levels(c.snap)}
+		}
 		c.host.daemonPID = pid
 		if c.lost != nil {
 			c.lost.answered = pid
