@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,55 @@ func TestRestartingSnapshot(t *testing.T) {
 	}
 	if c := countSummary(got); strings.Contains(c, "ready") {
 		t.Errorf("counts while the daemon is away: %s", c)
+	}
+}
+
+// TestDaemonRestartSeenEitherWay: the daemon's end is seen on the change
+// stream or first by the gateway poll meeting another pid; either way the
+// window says the service is restarting while no daemon answers, and one
+// notification names the daemon that went and the one that came.
+func TestDaemonRestartSeenEitherWay(t *testing.T) {
+	for _, streamFirst := range []bool{true, false} {
+		eng := newFakeEngine(sampleSnapshot())
+		c := newTestController(t, eng, "")
+		var got []notice
+		c.notify.send = func(x notice) { got = append(got, x) }
+		c.host = engineHost{daemonPID: 100}
+		c.apply(eng.Snapshot())
+		setReachable := func(ok bool) {
+			eng.mu.Lock()
+			eng.status.Unreachable = nil
+			if !ok {
+				eng.status.Unreachable = errors.New("daemon closed the change stream: EOF")
+			}
+			eng.mu.Unlock()
+			c.apply(eng.Snapshot())
+		}
+		if streamFirst {
+			setReachable(false)
+			if !strings.Contains(c.main.warning.Text, "Background service restarting: daemon pid 100 ended") {
+				t.Errorf("stream first: the window says %q", c.main.warning.Text)
+			}
+			if s := c.snap.Server("demo"); s.State != supervisor.StateStarting {
+				t.Errorf("stream first: demo shows %s while the daemon is away", s.State)
+			}
+			c.setGateway(nil, 0) // no daemon answers yet
+			c.setGateway(nil, 200)
+			if len(got) != 0 {
+				t.Errorf("stream first: notified while the stream is still down: %+v", got)
+			}
+			setReachable(true)
+		} else {
+			c.setGateway(nil, 200) // the poll meets the new daemon first
+			setReachable(false)
+			setReachable(true)
+			c.setGateway(nil, 200)
+		}
+		if len(got) != 1 || !strings.Contains(got[0].body, "(daemon pid 100)") || !strings.Contains(got[0].body, "(pid 200)") {
+			t.Errorf("stream first %v: sent %+v", streamFirst, got)
+		}
+		if c.main.warning.Visible() || c.lost != nil {
+			t.Errorf("stream first %v: after the restart the window still says %q", streamFirst, c.main.warning.Text)
+		}
 	}
 }
