@@ -122,11 +122,30 @@ func busNameOwner(name string) int {
 	return pid
 }
 
-// startOpenbox runs the window manager, once per test binary's display.
+// startOpenbox runs the window manager, once per test binary's display, and
+// leaves it running for the tests that follow (it ends with the display):
+// an openbox stopped at the end of a test left the display in a state in
+// which the next app aborted in glfwCreateWindow (GLFW's assertion
+// `_glfw.x11.errorHandler == NULL` in x11_init.c), so a later test found
+// no tray item on the bus.
 func startOpenbox(t *testing.T) {
 	t.Helper()
-	startBackground(t, "openbox")
+	openboxOnce.Do(func() {
+		cmd := exec.Command("openbox")
+		cmd.Env = os.Environ()
+		if openboxErr = cmd.Start(); openboxErr == nil {
+			go cmd.Wait()
+		}
+	})
+	if openboxErr != nil {
+		t.Fatalf("start openbox: %v", openboxErr)
+	}
 }
+
+var (
+	openboxOnce sync.Once
+	openboxErr  error
+)
 
 // sessionServers writes a servers.toml of n servers: with n ≥ 4, n-3 demo
 // servers, a missing command, one that exits at once and one that prints two
