@@ -241,3 +241,36 @@ func PrepareDaemon(env *Env, cfgFlag string, onChange func(supervisor.Snapshot))
 		return nil
 	}, nil
 }
+
+// DaemonStopWords is what the daemon of pid, whose socket is sock, said
+// in its log as it stopped ("stopped by signal SIGTERM (…)"), "" when it
+// said nothing (killed with SIGKILL, or it crashed). The log is
+// shared by the daemons that followed each other; a daemon's lines run
+// from its start line, which names its pid, to the next start line.
+func DaemonStopWords(sock string, pid int) string {
+	dir := filepath.Dir(sock)
+	start := fmt.Sprintf(", pid %d, ", pid)
+	for _, name := range []string{DaemonLogName, DaemonLogName + ".1"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		// (NUL bytes can precede a line where daemons replaced each other.)
+		lines := strings.Split(strings.ReplaceAll(string(data), "\x00", ""), "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !strings.HasPrefix(lines[i], "mcptray daemon: ") || !strings.Contains(lines[i], start) {
+				continue
+			}
+			for _, l := range lines[i+1:] {
+				if strings.HasPrefix(l, "mcptray daemon: ") && strings.Contains(l, ", pid ") && strings.Contains(l, " servers from ") {
+					break // the next daemon's start
+				}
+				if w, ok := strings.CutPrefix(l, "mcptray daemon: stop"); ok {
+					return "stop" + w
+				}
+			}
+			return ""
+		}
+	}
+	return ""
+}

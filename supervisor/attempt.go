@@ -568,7 +568,8 @@ func (a *attempt) outcome(e ending) outcome {
 	default:
 		prefix = "handshake failed: "
 	}
-	return outcome{kind: outCrash, reason: prefix + strings.TrimSuffix(d.Message, "."), diag: d, uptime: a.uptime()}
+	return outcome{kind: outCrash, reason: prefix + strings.TrimSuffix(d.Message, "."), diag: d, uptime: a.uptime(),
+		neverReady: e.by == endStartupDeadline}
 }
 
 // guessLegacy decides whether a process that died during the handshake,

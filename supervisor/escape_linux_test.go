@@ -628,3 +628,43 @@ func TestRunDirect(t *testing.T) {
 	waitGone(t, grand, "the grandchild")
 	waitNoZombies(t)
 }
+
+// TestAdoptOrphansHere: on this kernel os/exec names its children by
+// pidfds, so a process can be a subreaper on purpose; a command it runs
+// is still waited for by os/exec, not taken by the reaper, and an orphan
+// it inherits is reaped with how it ended kept.
+func TestAdoptOrphansHere(t *testing.T) {
+	if !AdoptOrphans() {
+		t.Skip("os/exec names no children by pidfds here (Linux before 5.4)")
+	}
+	for range 20 {
+		if err := exec.Command("sh", "-c", "exit 3").Run(); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+			t.Fatalf("a command's own Wait: %v (the reaper took it?)", err)
+		}
+	}
+	// An orphan: sh starts sleep in a session of its own and exits;
+	// sleep re-parents here and is killed.
+	out, err := exec.Command("sh", "-c", "setsid sleep 100000 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if e, ok := InheritedExit(pid); ok {
+			if e.Signal != "SIGKILL" {
+				t.Errorf("the orphan ended %+v, want killed by SIGKILL", e)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %d never reaped", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitNoZombies(t)
+}

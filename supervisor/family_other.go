@@ -23,6 +23,12 @@ func newFamily(leader int, _ string, _, _, _ *os.File, _ *cgroup) *family {
 	return &family{leader: leader}
 }
 
+// AdoptOrphans: no child subreaper outside Linux.
+func AdoptOrphans() bool { return false }
+
+// InheritedExit: nothing is inherited outside Linux.
+func InheritedExit(int) (ExitInfo, bool) { return ExitInfo{}, false }
+
 func (*family) awaitLeader()  {}
 func (*family) leaderReaped() {}
 func (*family) terminate()    {}

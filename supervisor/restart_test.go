@@ -20,7 +20,7 @@ func TestRestartPolicyBackoff(t *testing.T) {
 	var got []time.Duration
 	for range 5 {
 		now = now.Add(time.Minute) // outside nothing: the window is 2 min, the count 100
-		d, looping := p.crashed(now, time.Second, false)
+		d, looping := p.crashed(now, time.Second, false, false)
 		if looping {
 			t.Fatal("looping")
 		}
@@ -32,7 +32,7 @@ func TestRestartPolicyBackoff(t *testing.T) {
 			t.Fatalf("delays %v, want %v", got, want)
 		}
 	}
-	if d, _ := p.crashed(now.Add(time.Minute), time.Minute, false); d != time.Second {
+	if d, _ := p.crashed(now.Add(time.Minute), time.Minute, false, false); d != time.Second {
 		t.Errorf("after a stable run: %s, want the first delay again", d)
 	}
 	if p.failures() != 1 {
@@ -46,27 +46,27 @@ func TestRestartPolicyCrashLoop(t *testing.T) {
 	p := testPolicy()
 	now := time.Unix(1000, 0)
 	for i := range 3 {
-		if _, looping := p.crashed(now.Add(time.Duration(i)*time.Second), 0, false); looping {
+		if _, looping := p.crashed(now.Add(time.Duration(i)*time.Second), 0, false, false); looping {
 			t.Fatalf("looping after %d crashes", i+1)
 		}
 	}
 	// The first three are more than 2 minutes old: the fourth is alone.
 	late := now.Add(3 * time.Minute)
-	if _, looping := p.crashed(late, 0, false); looping {
+	if _, looping := p.crashed(late, 0, false, false); looping {
 		t.Fatal("crashes outside the window counted")
 	}
 	if n := p.recent(late); n != 1 {
 		t.Errorf("recent %d, want 1", n)
 	}
 	for i := range 3 {
-		_, looping := p.crashed(late.Add(time.Duration(i+1)*time.Second), 0, false)
+		_, looping := p.crashed(late.Add(time.Duration(i+1)*time.Second), 0, false, false)
 		if looping != (i == 2) {
 			t.Fatalf("crash %d within the window: looping %v", i+2, looping)
 		}
 	}
 	r := testPolicy()
 	for i := range 10 {
-		if _, looping := r.crashed(now.Add(time.Duration(i)*time.Second), 0, true); looping {
+		if _, looping := r.crashed(now.Add(time.Duration(i)*time.Second), 0, true, false); looping {
 			t.Fatal("a remote server's connection looped")
 		}
 	}
@@ -89,12 +89,12 @@ func TestRestartPolicyTransientAndReset(t *testing.T) {
 	if p.recent(now) != 0 {
 		t.Error("a transient failure counted as a crash")
 	}
-	p.crashed(now, 0, false)
+	p.crashed(now, 0, false, false)
 	p.reset()
 	if p.failures() != 0 || p.recent(now) != 0 {
 		t.Errorf("after reset: %d failures, %d crashes", p.failures(), p.recent(now))
 	}
-	if d, _ := p.crashed(now, 0, false); d != time.Second {
+	if d, _ := p.crashed(now, 0, false, false); d != time.Second {
 		t.Errorf("after reset: %s, want the first delay", d)
 	}
 }
@@ -112,7 +112,7 @@ func TestRestartPolicySessionEnded(t *testing.T) {
 	if p.sessionEnded(2 * time.Second) {
 		t.Fatal("an end 2s after a reopen: reopened at once again (a server ending every session would be hammered)")
 	}
-	if d, _ := p.crashed(time.Unix(1000, 0), 2*time.Second, true); d != time.Second {
+	if d, _ := p.crashed(time.Unix(1000, 0), 2*time.Second, true, false); d != time.Second {
 		t.Fatalf("the backed-off end: delay %s, want the first backoff", d)
 	}
 	if !p.sessionEnded(time.Hour) {
@@ -127,5 +127,36 @@ func TestRestartPolicySessionEnded(t *testing.T) {
 	p.reset()
 	if !p.sessionEnded(time.Second) {
 		t.Fatal("after a restart by the person: not reopened at once")
+	}
+}
+
+// Starts that never become ready loop however far apart they fall (each
+// waits out the startup timeout: a minute apart, five never fit in the
+// window), and none of them is a stable run that resets the backoff; a
+// start that did become ready ends the run of them.
+func TestRestartPolicyNeverReady(t *testing.T) {
+	p := testPolicy()
+	now := time.Unix(1000, 0)
+	var delays []time.Duration
+	for i := range 3 {
+		d, looping := p.crashed(now.Add(time.Duration(i)*time.Minute), time.Minute, false, true)
+		if looping {
+			t.Fatalf("looping after %d never-ready starts", i+1)
+		}
+		delays = append(delays, d)
+	}
+	if delays[2] <= delays[0] {
+		t.Errorf("delays %v: a never-ready start of a minute reset the backoff", delays)
+	}
+	if _, looping := p.crashed(now.Add(3*time.Minute), time.Minute, false, true); !looping {
+		t.Fatal("four (CrashLoopCount) never-ready starts in a row, a minute apart: not looping")
+	}
+	q := testPolicy()
+	for i := range 3 {
+		q.crashed(now.Add(time.Duration(i)*time.Minute), time.Minute, false, true)
+	}
+	q.crashed(now.Add(3*time.Minute), time.Minute, false, false) // was ready, then crashed
+	if _, looping := q.crashed(now.Add(4*time.Minute), time.Minute, false, true); looping {
+		t.Fatal("a start that became ready did not end the run of never-ready ones")
 	}
 }

@@ -444,8 +444,86 @@ func reapOrphans() {
 		var ws unix.WaitStatus
 		if got, _ := unix.Wait4(k, &ws, unix.WNOHANG, nil); got == k {
 			track.reaped(k)
+			noteInheritedExit(k, ws)
 		}
 	}
+}
+
+// inheritedExits are how the last inherited children reaped here ended
+// (the daemon the desktop app started, killed: what its notification says),
+// by pid, newest last; at most inheritedExitsKept.
+var (
+	inheritedMu    sync.Mutex
+	inheritedExits []inheritedExit
+)
+
+type inheritedExit struct {
+	pid  int
+	exit ExitInfo
+}
+
+const inheritedExitsKept = 64
+
+func noteInheritedExit(pid int, ws unix.WaitStatus) {
+	e := ExitInfo{Code: ws.ExitStatus(), Time: time.Now()}
+	if ws.Signaled() {
+		e = ExitInfo{Code: -1, Signal: unix.SignalName(ws.Signal()), Time: e.Time}
+	}
+	inheritedMu.Lock()
+	defer inheritedMu.Unlock()
+	if len(inheritedExits) == inheritedExitsKept {
+		inheritedExits = append(inheritedExits[:0], inheritedExits[1:]...)
+	}
+	inheritedExits = append(inheritedExits, inheritedExit{pid: pid, exit: e})
+}
+
+// InheritedExit says how process pid ended, when this process inherited
+// it as a child subreaper ([AdoptOrphans]) and reaped it.
+func InheritedExit(pid int) (ExitInfo, bool) {
+	inheritedMu.Lock()
+	defer inheritedMu.Unlock()
+	for i := len(inheritedExits) - 1; i >= 0; i-- {
+		if inheritedExits[i].pid == pid {
+			return inheritedExits[i].exit, true
+		}
+	}
+	return ExitInfo{}, false
+}
+
+// AdoptOrphans makes this process a child subreaper that reaps every child
+// it inherits and no one else waits for (see reapInherited): the desktop
+// app does, so that the daemon it starts, and whatever that daemon leaves
+// when it is killed, end as its children, are reaped at once, and say how
+// they ended. It does nothing, and says false, where os/exec's children
+// are not named by pidfds (Linux before 5.4): the reaper could not tell
+// them from the orphans.
+func AdoptOrphans() bool {
+	if !pidfdsUsed() {
+		return false
+	}
+	becomeSubreaper()
+	return subreaper
+}
+
+// pidfdsUsed makes the checks Go's os package makes before it names its
+// children by pidfds (os/pidfd_linux.go): pidfd_open, waitid(P_PIDFD)
+// and pidfd_send_signal all work.
+func pidfdsUsed() bool {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	for {
+		err = unix.Waitid(unix.P_PIDFD, fd, nil, unix.WEXITED|unix.WNOHANG, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != syscall.ECHILD {
+		return false // this process is no child of its own: only ECHILD says the call works
+	}
+	return unix.PidfdSendSignal(fd, 0, nil, 0) == nil
 }
 
 // pidfdsHeld lists the processes this process holds a pidfd of (os/exec

@@ -256,6 +256,9 @@ type outcome struct {
 	reason string
 	diag   *healthcheck.Diagnosis
 	uptime time.Duration
+	// neverReady: the start ended before the server ever became ready
+	// (mcptray gave up on its handshake).
+	neverReady bool
 }
 
 func failed(d *healthcheck.Diagnosis) outcome {
@@ -379,7 +382,12 @@ func (u *unit) afterRun(out outcome, srv *registry.Server) (backoff Timer, parke
 			u.set(StateStopped, out.reason+" (restart = never)", out.diag, nil)
 			return nil, true
 		}
-		delay, looping := u.restarts.crashed(opts.Clock.Now(), out.uptime, srv.IsRemote())
+		delay, looping := u.restarts.crashed(opts.Clock.Now(), out.uptime, srv.IsRemote(), out.neverReady)
+		if looping && u.restarts.neverReady >= opts.CrashLoopCount {
+			u.set(StateCrashLooping, fmt.Sprintf("%s; %d starts in a row never became ready, not restarting until started again",
+				out.reason, u.restarts.neverReady), out.diag, nil)
+			return nil, true
+		}
 		if looping {
 			u.set(StateCrashLooping, fmt.Sprintf("%s; %d failures within %s, not restarting until started again",
 				out.reason, len(u.restarts.crashes), roundDuration(opts.CrashLoopWindow)), out.diag, nil)

@@ -38,19 +38,22 @@ type controller struct {
 	cfgPath string
 	env     *app.Env
 
-	snap      supervisor.Snapshot
-	problem   string    // the config problem last shown, to notify once per problem
-	tray      *trayView // the tray menu on screen
-	quitting  bool      // the app quits: the tray is left as it is (UI thread)
-	trayState health
-	trayTip   string
-	win       fyne.Window
-	main      *mainWindow
-	notify    *notifier
-	form      *serverForm          // the Add/Edit form last opened (tests)
-	adding    *addDialog           // the Add dialog's ways in, last opened (tests)
-	openURL   func(*url.URL) error // opens files and links (nil: the app's OpenURL)
-	tnext     uint64               // the next transition to notify (watch goroutine)
+	snap supervisor.Snapshot // as shown
+	// engineSnap is the engine's snapshot last applied (snap is what was
+	// made of it while the daemon is away).
+	engineSnap supervisor.Snapshot
+	problem    string    // the config problem last shown, to notify once per problem
+	tray       *trayView // the tray menu on screen
+	quitting   bool      // the app quits: the tray is left as it is (UI thread)
+	trayState  health
+	trayTip    string
+	win        fyne.Window
+	main       *mainWindow
+	notify     *notifier
+	form       *serverForm          // the Add/Edit form last opened (tests)
+	adding     *addDialog           // the Add dialog's ways in, last opened (tests)
+	openURL    func(*url.URL) error // opens files and links (nil: the app's OpenURL)
+	tnext      uint64               // the next transition to notify (watch goroutine)
 
 	// checkServer runs a one-off check of a server (the form's Test).
 	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
@@ -59,6 +62,7 @@ type controller struct {
 	// checking holds, during a Check all, each server still to answer with
 	// its probe count before; checkStatus says how it goes.
 	checking    map[string]int
+	checkTotal  int // how many servers the Check all under way waits for
 	checkStatus string
 	lastError   string // the last error dialog's text (tests)
 
@@ -83,16 +87,22 @@ type controller struct {
 
 	// host is where the servers run; gw is the daemon's gateway by server
 	// name, as last polled (nil when there is none to poll).
-	host       engineHost
-	gw         map[string]control.GatewayServer
-	gwProfiles []control.GatewayProfile // the gateway's profiles, as last polled
+	host engineHost
+	gw   map[string]control.GatewayServer
+	// gwProfiles are the gateway's profiles, as last polled.
+	gwProfiles []control.GatewayProfile
+	// lost is the daemon gone while no daemon answers (nil while one
+	// does); gwWake has the gateway poll run at once.
+	lost   *daemonLoss
+	gwWake chan struct{}
 
 	// saveMu serialises read-modify-write of the config file.
 	saveMu sync.Mutex
 }
 
 func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env) *controller {
-	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now, ui: fyne.Do, tray: newTrayView()}
+	c := &controller{app: a, eng: eng, cfgPath: cfgPath, env: env, trayState: -1, now: time.Now, ui: fyne.Do, tray: newTrayView(),
+		gwWake: make(chan struct{}, 1)}
 	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
 		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
 	}
@@ -222,49 +232,88 @@ func (c *controller) setTrayIcon(desk desktop.App, h health) {
 	desk.SetSystemTrayIcon(trayIcon(h))
 }
 
-// apply shows a snapshot everywhere (UI thread).
+// apply shows a snapshot everywhere (UI thread). While the daemon is
+// away its servers show as starting again and the banner says the
+// background service is restarting (followDaemon).
 func (c *controller) apply(snap supervisor.Snapshot) {
+	st := c.eng.Status()
+	c.engineSnap = snap
+	snap = c.followDaemon(snap, st)
 	c.snap = snap
 	if c.quitting {
 		return
 	}
-	warning, level := c.host.warning(engineWarning(c.eng.Status()))
+	restarting, restartLevel := c.restartWarning()
+	if restarting != "" {
+		st.Unreachable = nil // said as restarting
+	}
+	warning, level := c.host.warning(engineWarning(st))
+	menuWarning := warning
+	warning, level = joinLines(restarting, warning), max(level, restartLevel)
 	if desk, ok := c.app.(desktop.App); ok {
 		h := max(aggregate(snap), level)
 		if h != c.trayState {
 			c.trayState = h
 			c.setTrayIcon(desk, h)
 		}
-		if tip := c.host.tooltip(trayTooltip(snap, warning)); tip != c.trayTip {
+		tip := trayTooltip(snap, warning)
+		if restarting == "" {
+			tip = c.host.tooltip(tip)
+		}
+		if tip != c.trayTip {
 			c.trayTip = tip
 			setTrayTooltip(tip)
 		}
-		c.tray.set(func() { desk.SetSystemTrayMenu(fyne.NewMenu("mcptray")) },
-			trayModel(snap, c.clientCounts(), firstLine(warning), c.trayActions()))
+		model := trayModel(snap, c.clientCounts(), firstLine(menuWarning), c.trayActions())
+		if restarting != "" {
+			// In place of the counts, which would count the servers of a
+			// daemon gone: the same item, so the menu keeps its shape.
+			for i := range model {
+				if model[i].key == "counts" {
+					model[i].label = restartingLabel
+				}
+			}
+		}
+		c.tray.set(func() { desk.SetSystemTrayMenu(fyne.NewMenu("mcptray")) }, model)
 	}
 	c.followCheck(snap)
 	if c.main != nil {
 		c.main.Update(snap)
 		// The window shows a config problem in its own banner, with the
 		// line and a way to open the file; the tray says it in one line.
-		st := c.eng.Status()
-		problem := st.ConfigProblem
-		st.ConfigProblem = nil
-		w, _ := c.host.warning(engineWarning(st))
-		c.main.setWarning(w)
-		showText(c.main.hostLine, c.host.line())
+		wst := st
+		problem := wst.ConfigProblem
+		wst.ConfigProblem = nil
+		w, _ := c.host.warning(engineWarning(wst))
+		c.main.setWarning(joinLines(restarting, w))
+		if restarting != "" {
+			showText(c.main.hostLine, "")
+		} else {
+			showText(c.main.hostLine, c.host.line())
+		}
 		visible := c.main.config.banner.Visible()
 		c.main.config.Set(problem)
 		if visible != c.main.config.banner.Visible() {
 			c.main.content.Refresh() // the banner takes or gives back its room
 		}
 	}
-	if p := configProblem(c.eng.Status()); p != c.problem {
+	if p := configProblem(st); p != c.problem {
 		c.problem = p
 		if p != "" {
 			c.app.SendNotification(fyne.NewNotification("mcptray: servers.toml not applied", p))
 		}
 	}
+}
+
+// joinLines joins the non-empty texts, one per line.
+func joinLines(texts ...string) string {
+	var lines []string
+	for _, t := range texts {
+		if t != "" {
+			lines = append(lines, t)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // engineWarning is the banner above everything, and how it colours the
@@ -372,15 +421,17 @@ func (c *controller) startStop(name string, start bool) {
 	}
 }
 
-// checkAll probes every running server now and says, under the list, how
-// far it got and then how it went.
+// checkAll probes every server with a health check up now and says,
+// under the list, how far it got ("12 of 27 answered") and then how it
+// went.
 func (c *controller) checkAll() {
 	c.checking = map[string]int{}
 	for i := range c.snap.Servers {
-		if s := &c.snap.Servers[i]; s.State.Alive() {
+		if s := &c.snap.Servers[i]; checkable(s) {
 			c.checking[s.Name] = s.Probes.Count + s.Probes.ConsecutiveFailures
 		}
 	}
+	c.checkTotal = len(c.checking)
 	if len(c.checking) == 0 {
 		c.checking = nil
 		c.setCheckStatus("Nothing is running to check.")
@@ -399,19 +450,35 @@ func (c *controller) checkAll() {
 	}()
 }
 
+// checkable is whether a Check all waits for a server's answer: up, with
+// a health check that probes it. A starting server is probed only once
+// ready (one that never becomes ready never is), and one without a
+// health check never is.
+func checkable(s *supervisor.ServerState) bool {
+	switch s.State {
+	case supervisor.StateReady, supervisor.StateDegraded, supervisor.StateUnhealthy:
+		return true
+	}
+	return false
+}
+
 // followCheck notes the servers a Check all is waiting for that have
-// answered (or stopped running), and says when every one has.
+// answered (or are no longer up to be probed), says how many of them have
+// so far, and says when every one has.
 func (c *controller) followCheck(snap supervisor.Snapshot) {
 	if c.checking == nil {
 		return
 	}
 	for name, before := range c.checking {
 		s := snap.Server(name)
-		if s == nil || !s.State.Alive() || s.Probes.Count+s.Probes.ConsecutiveFailures > before {
+		if s == nil || !checkable(s) || s.Probes.Count+s.Probes.ConsecutiveFailures > before {
 			delete(c.checking, name)
 		}
 	}
 	if len(c.checking) > 0 {
+		if done := c.checkTotal - len(c.checking); done > 0 {
+			c.setCheckStatus(fmt.Sprintf("Checking servers: %d of %d answered…", done, c.checkTotal))
+		}
 		return
 	}
 	c.checking = nil

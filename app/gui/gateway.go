@@ -109,6 +109,7 @@ func (c *controller) followGateway(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-c.gwWake:
 		}
 	}
 }
@@ -156,7 +157,15 @@ func (p *gatewayPoller) gateway(ctx context.Context) (*control.GatewayInfo, erro
 // the window's Clients tab.
 func (c *controller) setGateway(gi *control.GatewayInfo, pid int) {
 	if pid > 0 {
+		if c.lost == nil && c.host.attached() && pid != c.host.daemonPID {
+			// Another daemon answers before the change stream's end was
+			// seen: the one attached went away all the same.
+			c.lost = &daemonLoss{pid: c.host.daemonPID, at: c.now(), levels: levels(c.snap)}
+		}
 		c.host.daemonPID = pid
+		if c.lost != nil {
+			c.lost.answered = pid
+		}
 	}
 	// Without an answer no count is shown: a stale one would say clients
 	// are connected that may be gone.
@@ -168,5 +177,7 @@ func (c *controller) setGateway(gi *control.GatewayInfo, pid int) {
 			c.gw[s.Name] = s
 		}
 	}
-	c.apply(c.snap)
+	// The engine's snapshot, not the one last shown: that may be the
+	// restarting view of a daemon gone (apply makes it again if so).
+	c.apply(c.engineSnap)
 }

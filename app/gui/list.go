@@ -18,11 +18,16 @@ import (
 )
 
 // rank sorts problems first: failing, then needing attention (warnings,
-// waiting to retry, degraded), then the rest in config order. Starting is
-// not a problem, so a fresh start does not shuffle the list.
+// waiting to retry, degraded, starting again after it went down), then the
+// rest in config order. A fresh start is not a problem, so it does not
+// shuffle the list; a start after a failure is (a server that never
+// becomes ready is starting most of the time).
 func rank(s *supervisor.ServerState) int {
 	if s.Server != nil && s.Server.Disabled {
 		return 2
+	}
+	if retrying(s) {
+		return 1
 	}
 	switch levelOf(s) {
 	case supervisor.LevelError:
@@ -65,6 +70,12 @@ func countSummary(snap supervisor.Snapshot) string {
 	return strings.Join(parts, " · ")
 }
 
+// retrying is whether a server is starting again after a failed start or
+// a crash (not after a restart a person asked for): still being retried.
+func retrying(s *supervisor.ServerState) bool {
+	return s.State == supervisor.StateStarting && s.Failures > 0
+}
+
 func countWord(s *supervisor.ServerState) string {
 	if s.Server != nil && s.Server.Disabled {
 		return "disabled"
@@ -84,8 +95,7 @@ func countWord(s *supervisor.ServerState) string {
 	case supervisor.StateDegraded:
 		return "degraded"
 	case supervisor.StateStarting:
-		if s.Restarts > 0 {
-			// Started again after it went down: still being retried.
+		if retrying(s) {
 			return "retrying"
 		}
 		return "starting"

@@ -19,6 +19,7 @@ import (
 	"mcptray/app"
 	"mcptray/assets"
 	"mcptray/registry"
+	"mcptray/supervisor"
 )
 
 // AppID is the desktop app's identifier (FyneApp.toml, preferences folder).
@@ -72,6 +73,11 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		fmt.Fprintf(env.Stderr, "mcptray: %v\n", err)
 		return 2
 	}
+	// The daemon this app starts, and what a daemon killed under it
+	// leaves, end as its children: reaped at once (never <defunct> for
+	// the next daemon's cleaner to look at), and the app can say how its
+	// daemon ended.
+	supervisor.AdoptOrphans()
 	eng, run, host := newGUIEngine(ctx, env, cfgFlag, cfg)
 	// The app lives in the tray all day: collect its garbage sooner (the
 	// heap it keeps is about 30 MB with 20 servers; by default it grows to

@@ -92,7 +92,16 @@ type notifier struct {
 	send      func(notice) // shows one (the session's notification service, or Fyne's)
 	sentMu    sync.Mutex   // guards sent, which tests read from their goroutine
 	sent      []event      // the last notifications sent, newest last
+	// Until quietUntil (after the background service restarted), a
+	// server's news is not sent when it only repeats what the server was
+	// before (before: its level then): see serviceRestarted.
+	quietUntil time.Time
+	before     map[string]supervisor.Level
 }
+
+// serviceKey is the background service's own notifications' key: each
+// replaces the one before it.
+const serviceKey = "\x00background service"
 
 const prefNotifications = "notifications"
 
@@ -121,6 +130,11 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 	}
 	now := n.now()
 	for _, ev := range events(trs) {
+		if now.Before(n.quietUntil) && (ev.recovered || n.before[ev.server] != supervisor.LevelOK) {
+			// The new daemon starts every server anew: one that was
+			// failing fails again, one that was up comes back. Not news.
+			continue
+		}
 		// A crash and the recovery that follows are both worth saying; a
 		// server going down faster than perServer is not, each time.
 		key := ev.server + map[bool]string{true: "+", false: "-"}[ev.recovered]
@@ -157,6 +171,23 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 		}
 		n.send(notice{server: ev.server, title: ev.title, body: asWritten(ev.body), expire: expire})
 	}
+}
+
+// serviceRestarted says, once, that the background service was restarted
+// and why (body); until quietUntil a server's news is sent only when it is
+// news against before, each server's level under the old daemon.
+func (n *notifier) serviceRestarted(body string, before map[string]supervisor.Level, quietUntil time.Time) {
+	n.before, n.quietUntil = before, quietUntil
+	if !n.Enabled() {
+		return
+	}
+	ev := event{server: serviceKey, title: "Background service restarted", body: body}
+	n.sentMu.Lock()
+	if n.sent = append(n.sent, ev); len(n.sent) > 50 {
+		n.sent = n.sent[1:]
+	}
+	n.sentMu.Unlock()
+	n.send(notice{server: serviceKey, title: ev.title, body: asWritten(ev.body), expire: expireBad})
 }
 
 // sentTitles are the titles of the notifications sent so far.

@@ -184,7 +184,8 @@ func busNameOwner(name string) int {
 	return pid
 }
 
-// startOpenbox runs the window manager on the test's display.
+// startOpenbox runs the window manager on the test's display (its own:
+// ownDesktop), stopped before the display at the end of the test.
 func startOpenbox(t *testing.T) {
 	t.Helper()
 	startBackground(t, "openbox")
@@ -241,12 +242,14 @@ func startApp(t *testing.T, bin, dir, cfg string, args ...string) *desktopApp {
 	}
 	a.pid = a.cmd.Process.Pid
 	go func() { a.err = a.cmd.Wait(); close(a.exited) }()
+	// Cleanups run last first: the app goes before its daemon is stopped,
+	// or it would start another one, left running.
+	sock := filepath.Join(dir, ".cache", "mcptray", control.SocketName)
+	t.Cleanup(func() { stopDaemon(sock) })
 	t.Cleanup(func() {
 		a.cmd.Process.Kill() // no-op once it exited
 		<-a.exited
 	})
-	sock := filepath.Join(dir, ".cache", "mcptray", control.SocketName)
-	t.Cleanup(func() { stopDaemon(sock) })
 	return a
 }
 

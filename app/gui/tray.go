@@ -80,7 +80,7 @@ func fyneItems(nodes []trayNode) []*fyne.MenuItem {
 // trayProblem is whether a server belongs among the problems: failing,
 // retried, or starting again after it went down.
 func trayProblem(s *supervisor.ServerState) bool {
-	return rank(s) <= 1 || s.State == supervisor.StateStarting && s.Restarts > 0
+	return rank(s) <= 1
 }
 
 // trayModel renders a snapshot as the tray menu: Open mcptray first, a
@@ -148,7 +148,7 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 // trayLabel is a server's line in the tray: its state in words; a server
 // being retried reads the same through its backoffs and new starts.
 func trayLabel(s *supervisor.ServerState) string {
-	if s.State == supervisor.StateBackoff || s.State == supervisor.StateStarting && s.Restarts > 0 {
+	if s.State == supervisor.StateBackoff || retrying(s) {
 		return present.SteadyRetry(s)
 	}
 	return present.SteadySummary(s)

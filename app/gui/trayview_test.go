@@ -23,8 +23,8 @@ func thirtyServers(latency time.Duration, next time.Time) supervisor.Snapshot {
 	}
 	snap.Servers = append(snap.Servers,
 		supervisor.ServerState{Name: "missing", State: supervisor.StateFailed, Server: &registry.Server{Command: "x"}},
-		supervisor.ServerState{Name: "quitter", State: supervisor.StateBackoff, NextAttempt: next, Restarts: 2, Server: &registry.Server{Command: "x"}},
-		supervisor.ServerState{Name: "mute", State: supervisor.StateStarting, Restarts: 3, Server: &registry.Server{Command: "x"}},
+		supervisor.ServerState{Name: "quitter", State: supervisor.StateBackoff, NextAttempt: next, Restarts: 2, Failures: 2, Server: &registry.Server{Command: "x"}},
+		supervisor.ServerState{Name: "mute", State: supervisor.StateStarting, Restarts: 3, Failures: 3, Server: &registry.Server{Command: "x"}},
 	)
 	return snap
 }
