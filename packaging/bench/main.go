@@ -58,208 +58,233 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "-flood" {
 		os.Exit(floodServer())
 	}
-	bin := flag.String("mcptray", "bin/mcptray", "the mcptray binary to measure")
-	servers := flag.String("servers", ".testservers/node_modules", "where npm installed the test servers")
-	runs := flag.Int("runs", 15, "runs per measurement")
-	gui := flag.Bool("gui", true, "measure the GUI too (needs DISPLAY and a D-Bus session bus)")
-	rssWait := flag.Duration("rss-wait", 5*time.Minute, "how long the GUI runs with 20 servers before its RSS is read")
-	memOnly := flag.Bool("memory-only", false, "measure only the GUI's memory against the Fyne floor")
-	headless := flag.String("headless", "", "the headless build (-tags nogui) to measure call with too (\"\": not measured)")
-	callOnly := flag.Bool("call-only", false, "measure only the call rows")
-	checkOnly := flag.Bool("check-only", false, "measure only the check rows (1 demo server: the desktop build handing off, without, and the headless build)")
-	memWait := flag.Duration("mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
-	gatewayOnly := flag.Bool("gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
-	gatewayCalls := flag.Int("gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
-	censusOnly := flag.Bool("census-only", false, "measure only the census rows (check of 1 and 50 servers against the go-sdk, an idle daemon)")
-	searchOnly := flag.Bool("search-only", false, "measure only tool search over 1,000 tools")
-	exposureOnly := flag.Bool("exposure-only", false, "measure only the size of tools/list with full against search exposure")
-	aggregateOnly := flag.Bool("aggregate-only", false, "measure only the aggregate (tools/list of 20 servers, tools/call against per-server)")
-	idleFor := flag.Duration("idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
-	guiCPUOnly := flag.Bool("gui-cpu-only", false, "measure only the GUI's idle CPU with its window open, 30 demo servers against 1")
-	guiCPUFor := flag.Duration("gui-cpu", 30*time.Second, "how long the GUI's idle CPU is measured at each size")
-	flag.Parse()
+	b := newBench(parseFlags())
+	failed := b.run()
+	os.RemoveAll(b.dir)
+	if failed {
+		os.Exit(1)
+	}
+}
 
-	abs, err := filepath.Abs(*bin)
+// options are the command line's.
+type options struct {
+	bin, servers, headless                                     string
+	runs, gatewayCalls                                         int
+	gui, memOnly, callOnly, checkOnly, gatewayOnly, censusOnly bool
+	searchOnly, exposureOnly, aggregateOnly, guiCPUOnly        bool
+	rssWait, memWait, idleFor, guiCPUFor                       time.Duration
+}
+
+func parseFlags() *options {
+	o := &options{}
+	flag.StringVar(&o.bin, "mcptray", "bin/mcptray", "the mcptray binary to measure")
+	flag.StringVar(&o.servers, "servers", ".testservers/node_modules", "where npm installed the test servers")
+	flag.IntVar(&o.runs, "runs", 15, "runs per measurement")
+	flag.BoolVar(&o.gui, "gui", true, "measure the GUI too (needs DISPLAY and a D-Bus session bus)")
+	flag.DurationVar(&o.rssWait, "rss-wait", 5*time.Minute, "how long the GUI runs with 20 servers before its RSS is read")
+	flag.BoolVar(&o.memOnly, "memory-only", false, "measure only the GUI's memory against the Fyne floor")
+	flag.StringVar(&o.headless, "headless", "", "the headless build (-tags nogui) to measure call with too (\"\": not measured)")
+	flag.BoolVar(&o.callOnly, "call-only", false, "measure only the call rows")
+	flag.BoolVar(&o.checkOnly, "check-only", false, "measure only the check rows (1 demo server: the desktop build handing off, without, and the headless build)")
+	flag.DurationVar(&o.memWait, "mem-wait", time.Minute, "how long the GUI and the Fyne floor app run before their RSS is compared")
+	flag.BoolVar(&o.gatewayOnly, "gateway-only", false, "measure only the gateway (connect and HTTP against direct)")
+	flag.IntVar(&o.gatewayCalls, "gateway-calls", 1000, "tools/call round trips per side of the gateway measurement")
+	flag.BoolVar(&o.censusOnly, "census-only", false, "measure only the census rows (check of 1 and 50 servers against the go-sdk, an idle daemon)")
+	flag.BoolVar(&o.searchOnly, "search-only", false, "measure only tool search over 1,000 tools")
+	flag.BoolVar(&o.exposureOnly, "exposure-only", false, "measure only the size of tools/list with full against search exposure")
+	flag.BoolVar(&o.aggregateOnly, "aggregate-only", false, "measure only the aggregate (tools/list of 20 servers, tools/call against per-server)")
+	flag.DurationVar(&o.idleFor, "idle", 60*time.Second, "how long the daemon with 100 idle demo servers is measured (0: not measured)")
+	flag.BoolVar(&o.guiCPUOnly, "gui-cpu-only", false, "measure only the GUI's idle CPU with its window open, 30 demo servers against 1")
+	flag.DurationVar(&o.guiCPUFor, "gui-cpu", 30*time.Second, "how long the GUI's idle CPU is measured at each size")
+	flag.Parse()
+	return o
+}
+
+// bench is one run of the measurements: their configs and environment in
+// a scratch folder, and whether a target was missed.
+type bench struct {
+	o                      *options
+	bin, dir, self         string
+	one, fifty, everything string // configs of 1 and 50 demo servers; server-everything's script ("": not installed)
+	env                    []string
+	failed                 bool
+}
+
+func newBench(o *options) *bench {
+	abs, err := filepath.Abs(o.bin)
 	check(err)
-	*bin = abs
 	dir, err := os.MkdirTemp("", "mcptray-bench-")
 	check(err)
-	defer os.RemoveAll(dir)
 	self, err := os.Executable()
 	check(err)
+	b := &bench{o: o, bin: abs, dir: dir, self: self}
+	b.one = writeConfig(dir, "one.toml", demoServers(abs, 1))
+	b.fifty = writeConfig(dir, "fifty.toml", demoServers(abs, 50))
+	b.env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	b.everything = filepath.Join(o.servers, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if !exists(b.everything) {
+		b.everything = ""
+	}
+	return b
+}
 
-	one := writeConfig(dir, "one.toml", demoServers(*bin, 1))
-	fifty := writeConfig(dir, "fifty.toml", demoServers(*bin, 50))
-	env := append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
-
-	everything := filepath.Join(*servers, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if !exists(everything) {
-		everything = ""
-	}
-	if *gatewayOnly {
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
-			os.Exit(1)
-		}
-		return
-	}
-	if *aggregateOnly {
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		if aggregateBench(*bin, dir, env, *gatewayCalls) {
-			os.Exit(1)
-		}
-		return
-	}
-	if *exposureOnly {
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		exposureBench(*bin, *servers, dir, env)
-		return
-	}
-	if *searchOnly {
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		if searchBench() {
-			os.Exit(1)
-		}
-		return
-	}
-	if *censusOnly {
-		fmt.Printf("mcptray census, %d runs each, medians (machine: %s)\n\n", *runs, machine())
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		if censusBench(self, cmp.Or(headlessAbs(*headless), *bin), dir, env, *runs, *idleFor) {
-			os.Exit(1)
-		}
-		return
-	}
-	if *guiCPUOnly {
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		if guiCPUBench(*bin, dir, env, *guiCPUFor) {
-			os.Exit(1)
-		}
-		return
-	}
-	if *memOnly {
-		fmt.Println("| measurement | mcptray | baseline | ratio | target |")
-		fmt.Println("|---|---|---|---|---|")
-		memoryBench(*bin, dir, env, *memWait)
-		return
-	}
-	fmt.Printf("mcptray benchmarks, %d runs each, medians (machine: %s)\n\n", *runs, machine())
+func tableHeader() {
 	fmt.Println("| measurement | mcptray | baseline | ratio | target |")
 	fmt.Println("|---|---|---|---|---|")
-	failed := false
-	row := func(name string, a, b time.Duration, target float64) {
-		ratio := float64(a) / float64(b)
-		t := "reported"
-		if target > 0 {
-			t = fmt.Sprintf("≤ %gx", target)
-			if ratio > target {
-				t += " **missed**"
-				failed = true
-			}
-		}
-		fmt.Printf("| %s | %s | %s | %.2fx | %s |\n", name, ms(a), ms(b), ratio, t)
-	}
+}
 
-	checkOne := []string{*bin, "check", "--config", one}
-	bare := []string{self, "-client", *bin, "serve-demo"}
-	var a, b time.Duration
-	if !*callOnly {
-		a, b = pair(*runs, env, checkOne, bare)
-		row("check, 1 demo server vs bare go-sdk client", a, b, 1.1)
-	}
-	if *checkOnly {
-		// The packaged layout: the desktop build hands the command (and the
-		// demo server it starts, the same binary) to the headless build
-		// beside it. Against the headless build's own check, and the
-		// desktop build kept from handing off, as it was before.
-		if *headless != "" {
-			h, err := filepath.Abs(*headless)
-			check(err)
-			hOne := writeConfig(dir, "one-headless.toml", demoServers(h, 1))
-			a, b = pair(*runs, env, checkOne, []string{h, "check", "--config", hOne})
-			row("check, 1 demo server, desktop build handing off vs the headless build", a, b, 1.15)
-		}
-		noHandoff := append(slices.Clone(env), "MCPTRAY_NO_HANDOFF=1")
-		var ta, tb []time.Duration
-		for range *runs {
-			ta = append(ta, timeRun(noHandoff, checkOne))
-			tb = append(tb, timeRun(noHandoff, bare))
-		}
-		row("check, 1 demo server, desktop build not handing off (MCPTRAY_NO_HANDOFF=1) vs bare go-sdk client", median(ta), median(tb), 0)
-		if failed {
-			os.Exit(1)
-		}
-		return
-	}
+// miss records a missed target.
+func (b *bench) miss(missed bool) { b.failed = b.failed || missed }
 
-	a, b = callBench(self, *bin, *bin, env, *runs)
-	row("call of a demo tool vs bare go-sdk client (same call)", a, b, 1.15)
-	if *headless != "" {
-		h, err := filepath.Abs(*headless)
+// row prints a pair's medians and their ratio against target (0: reported
+// only).
+func (b *bench) row(name string, x, y time.Duration, target float64) {
+	ratio := float64(x) / float64(y)
+	t := "reported"
+	if target > 0 {
+		t = fmt.Sprintf("≤ %gx", target)
+		if ratio > target {
+			t += " **missed**"
+			b.failed = true
+		}
+	}
+	fmt.Printf("| %s | %s | %s | %.2fx | %s |\n", name, ms(x), ms(y), ratio, t)
+}
+
+// only runs the one measurement an -…-only flag asks for, and reports
+// whether one was asked.
+func (b *bench) only() bool {
+	o := b.o
+	switch {
+	case o.gatewayOnly:
+		tableHeader()
+		b.miss(gatewayBench(b.bin, b.everything, b.dir, b.env, o.gatewayCalls))
+	case o.aggregateOnly:
+		tableHeader()
+		b.miss(aggregateBench(b.bin, b.dir, b.env, o.gatewayCalls))
+	case o.exposureOnly:
+		tableHeader()
+		exposureBench(b.bin, o.servers, b.dir, b.env)
+	case o.searchOnly:
+		tableHeader()
+		b.miss(searchBench())
+	case o.censusOnly:
+		fmt.Printf("mcptray census, %d runs each, medians (machine: %s)\n\n", o.runs, machine())
+		tableHeader()
+		b.miss(censusBench(b.self, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
+	case o.guiCPUOnly:
+		tableHeader()
+		b.miss(guiCPUBench(b.bin, b.dir, b.env, o.guiCPUFor))
+	case o.memOnly:
+		tableHeader()
+		memoryBench(b.bin, b.dir, b.env, o.memWait)
+	default:
+		return false
+	}
+	return true
+}
+
+// run measures what the flags ask for and reports whether a target was
+// missed.
+func (b *bench) run() bool {
+	if b.only() {
+		return b.failed
+	}
+	o := b.o
+	fmt.Printf("mcptray benchmarks, %d runs each, medians (machine: %s)\n\n", o.runs, machine())
+	tableHeader()
+	if !o.callOnly {
+		x, y := pair(o.runs, b.env, b.checkOne(), b.bare())
+		b.row("check, 1 demo server vs bare go-sdk client", x, y, 1.1)
+	}
+	if o.checkOnly {
+		b.checkRows()
+		return b.failed
+	}
+	b.callRows()
+	if o.callOnly {
+		return b.failed
+	}
+	b.engineRows()
+	if o.gui {
+		guiBench(b.bin, b.dir, b.env, o.rssWait)
+		b.miss(guiCPUBench(b.bin, b.dir, b.env, o.guiCPUFor))
+		memoryBench(b.bin, b.dir, b.env, o.memWait)
+	}
+	return b.failed
+}
+
+func (b *bench) checkOne() []string { return []string{b.bin, "check", "--config", b.one} }
+func (b *bench) bare() []string     { return []string{b.self, "-client", b.bin, "serve-demo"} }
+
+// checkRows are -check-only's: the packaged layout, where the desktop
+// build hands the command (and the demo server it starts, the same
+// binary) to the headless build beside it, against the headless build's
+// own check, and the desktop build kept from handing off, as it was
+// before.
+func (b *bench) checkRows() {
+	o := b.o
+	if o.headless != "" {
+		h, err := filepath.Abs(o.headless)
 		check(err)
-		a, b = callBench(self, h, *bin, env, *runs)
-		row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", a, b, 1.15)
+		hOne := writeConfig(b.dir, "one-headless.toml", demoServers(h, 1))
+		x, y := pair(o.runs, b.env, b.checkOne(), []string{h, "check", "--config", hOne})
+		b.row("check, 1 demo server, desktop build handing off vs the headless build", x, y, 1.15)
 	}
-	if *callOnly {
-		if failed {
-			os.Exit(1)
-		}
-		return
+	noHandoff := append(slices.Clone(b.env), "MCPTRAY_NO_HANDOFF=1")
+	var ta, tb []time.Duration
+	for range o.runs {
+		ta = append(ta, timeRun(noHandoff, b.checkOne()))
+		tb = append(tb, timeRun(noHandoff, b.bare()))
 	}
+	b.row("check, 1 demo server, desktop build not handing off (MCPTRAY_NO_HANDOFF=1) vs bare go-sdk client", median(ta), median(tb), 0)
+}
 
-	checkFifty := []string{*bin, "check", "--config", fifty}
-	a, b = pair(*runs, env, checkFifty, checkOne)
-	row("check, 50 demo servers vs 1", a, b, 2)
-	if censusBench(self, cmp.Or(headlessAbs(*headless), *bin), dir, env, *runs, *idleFor) {
-		failed = true
+// callRows time a tool call against the bare go-sdk client's.
+func (b *bench) callRows() {
+	o := b.o
+	x, y := callBench(b.self, b.bin, b.bin, b.env, o.runs)
+	b.row("call of a demo tool vs bare go-sdk client (same call)", x, y, 1.15)
+	if o.headless != "" {
+		h, err := filepath.Abs(o.headless)
+		check(err)
+		x, y = callBench(b.self, h, b.bin, b.env, o.runs)
+		b.row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", x, y, 1.15)
 	}
+}
 
-	inspector := filepath.Join(*servers, ".bin", "mcp-inspector")
-	if everything != "" && exists(inspector) {
-		ev := writeConfig(dir, "everything.toml", fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
-		n := max(*runs/3, 3)
-		a, b = pair(n, env, []string{*bin, "check", "--config", ev},
-			[]string{inspector, "--cli", "node", everything, "stdio", "--method", "tools/list"})
-		row("check server-everything vs MCP Inspector CLI tools/list", a, b, 0)
+// engineRows are the rest of a full run: many servers, the census, the
+// Inspector, the wire, the gateway, the aggregate, search and exposure.
+func (b *bench) engineRows() {
+	o := b.o
+	x, y := pair(o.runs, b.env, []string{b.bin, "check", "--config", b.fifty}, b.checkOne())
+	b.row("check, 50 demo servers vs 1", x, y, 2)
+	b.miss(censusBench(b.self, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
+
+	inspector := filepath.Join(o.servers, ".bin", "mcp-inspector")
+	if b.everything != "" && exists(inspector) {
+		ev := writeConfig(b.dir, "everything.toml", fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", b.everything))
+		n := max(o.runs/3, 3)
+		x, y = pair(n, b.env, []string{b.bin, "check", "--config", ev},
+			[]string{inspector, "--cli", "node", b.everything, "stdio", "--method", "tools/list"})
+		b.row("check server-everything vs MCP Inspector CLI tools/list", x, y, 0)
 	} else {
 		fmt.Println("| check server-everything vs MCP Inspector CLI | – | – | – | skipped: `make test` installs the npm servers |")
 	}
 
-	wire, sdk := floodBench(self, *runs)
+	wire, sdk := floodBench(b.self, o.runs)
 	t := "≥ 100k/s within one core"
 	if wire.perSec < 100e3 || wire.cpu > 1 {
 		t += " **missed**"
-		failed = true
+		b.failed = true
 	}
 	fmt.Printf("| small notifications through the stdio wire vs a bare go-sdk IOTransport, same server | %.0fk/s at %.0f%% CPU | %.1fk/s at %.0f%% CPU | %.0fx | %s |\n",
 		wire.perSec/1e3, wire.cpu*100, sdk.perSec/1e3, sdk.cpu*100, wire.perSec/sdk.perSec, t)
 
-	if gatewayBench(*bin, everything, dir, env, *gatewayCalls) {
-		failed = true
-	}
-	if aggregateBench(*bin, dir, env, *gatewayCalls) {
-		failed = true
-	}
-	if searchBench() {
-		failed = true
-	}
-	exposureBench(*bin, *servers, dir, env)
-	if *gui {
-		guiBench(*bin, dir, env, *rssWait)
-		if guiCPUBench(*bin, dir, env, *guiCPUFor) {
-			failed = true
-		}
-		memoryBench(*bin, dir, env, *memWait)
-	}
-	if failed {
-		os.Exit(1)
-	}
+	b.miss(gatewayBench(b.bin, b.everything, b.dir, b.env, o.gatewayCalls))
+	b.miss(aggregateBench(b.bin, b.dir, b.env, o.gatewayCalls))
+	b.miss(searchBench())
+	exposureBench(b.bin, o.servers, b.dir, b.env)
 }
 
 func demoServers(bin string, n int) string {
