@@ -390,25 +390,36 @@ func (p *registryPane) addPicked() {
 	}
 	ref := r.Server.Name + "@" + r.Server.Version
 	o := &app.AddOptions{Values: p.fields.values(), Name: uniqueAddName(p.c.cfgPath, catalog.EntryName(r.Server.Name))}
-	p.add.Disable()
-	p.status.SetText("Adding " + ref + "…")
 	client := p.client
-	p.async(func() {
+	p.c.addInBackground(p.async, p.add, p.status, "Adding "+ref+"…", ref, func() (*app.Addition, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		a, _, err := app.PlanRegistryAdd(ctx, client, ref, o)
+		return a, err
+	}, p.added)
+}
+
+// addInBackground makes an addition with plan off the main thread (async),
+// commits it and says how it went in status, Add disabled meanwhile;
+// added gets the names written.
+func (c *controller) addInBackground(async func(func()), add *widget.Button, status *widget.Label, doing, what string,
+	plan func() (*app.Addition, error), added func([]string)) {
+	add.Disable()
+	status.SetText(doing)
+	async(func() {
+		a, err := plan()
 		var names []string
 		if err == nil {
-			names, err = p.c.commitAddition(a)
+			names, err = c.commitAddition(a)
 		}
 		fyne.Do(func() {
-			p.add.Enable()
+			add.Enable()
 			if err != nil {
-				p.status.SetText(addFailed(ref, err))
-			} else {
-				p.status.SetText("Added " + strings.Join(names, ", ") + ".")
-				p.added(names)
+				status.SetText(addFailed(what, err))
+				return
 			}
+			status.SetText("Added " + strings.Join(names, ", ") + ".")
+			added(names)
 		})
 	})
 }
@@ -514,24 +525,9 @@ func (p *bundlePane) addBundle() {
 		o.Name = uniqueAddName(p.c.cfgPath, catalog.EntryName(b.Manifest.Name))
 		b.Close()
 	}
-	p.add.Disable()
-	p.status.SetText("Unpacking and adding the bundle…")
-	p.async(func() {
-		a, err := app.PlanBundleAdd(context.Background(), path, o)
-		var names []string
-		if err == nil {
-			names, err = p.c.commitAddition(a)
-		}
-		fyne.Do(func() {
-			p.add.Enable()
-			if err != nil {
-				p.status.SetText(addFailed("The bundle", err))
-				return
-			}
-			p.status.SetText("Added " + strings.Join(names, ", ") + ".")
-			p.added(names)
-		})
-	})
+	p.c.addInBackground(p.async, p.add, p.status, "Unpacking and adding the bundle…", "The bundle", func() (*app.Addition, error) {
+		return app.PlanBundleAdd(context.Background(), path, o)
+	}, p.added)
 }
 
 // pastePane adds the entries of a snippet: any AI client's JSON, Codex's

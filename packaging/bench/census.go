@@ -156,25 +156,8 @@ func idleDaemon(bin, dir string, env []string, n int, d time.Duration) (float64,
 			<-done
 		}
 	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		out, _ := runOut(env, bin, "status", "--json")
-		var list []struct{ State string }
-		ready := 0
-		if json.Unmarshal(out, &list) == nil {
-			for _, e := range list {
-				if e.State == "ready" {
-					ready++
-				}
-			}
-		}
-		if ready == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d servers ready after 2 minutes", ready, n)
-		}
-		time.Sleep(500 * time.Millisecond)
+	if err := waitAllReady(env, bin, n); err != nil {
+		return 0, err
 	}
 	time.Sleep(10 * time.Second) // past the first looks at each new family
 	c0, t0 := procCPU(cmd.Process.Pid), time.Now()
@@ -203,4 +186,29 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// waitAllReady waits until `mcptray status` shows n servers ready, for at
+// most two minutes.
+func waitAllReady(env []string, bin string, n int) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, _ := runOut(env, bin, "status", "--json")
+		var list []struct{ State string }
+		ready := 0
+		if json.Unmarshal(out, &list) == nil {
+			for _, e := range list {
+				if e.State == "ready" {
+					ready++
+				}
+			}
+		}
+		if ready == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d servers ready after 2 minutes", ready, n)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,25 +76,8 @@ func guiIdleCPU(bin, dir string, env []string, n int, d time.Duration) (float64,
 		stopGUI(cmd)
 		stopHomeDaemon(home)
 	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		out, _ := runOut(env, bin, "status", "--json")
-		var list []struct{ State string }
-		ready := 0
-		if json.Unmarshal(out, &list) == nil {
-			for _, e := range list {
-				if e.State == "ready" {
-					ready++
-				}
-			}
-		}
-		if ready == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d servers ready after 2 minutes", ready, n)
-		}
-		time.Sleep(500 * time.Millisecond)
+	if err := waitAllReady(env, bin, n); err != nil {
+		return 0, err
 	}
 	time.Sleep(10 * time.Second) // past the window's first layout and the servers' first probes
 	c0, t0 := procCPU(cmd.Process.Pid), time.Now()
