@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"sync"
@@ -201,7 +200,7 @@ func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
 		// per offer, not at every list.
 		now := a.g.opts.Clock.Now
 		start := now()
-		a.traceFrame(Frame{Time: start, Session: a.id, Dir: healthcheck.DirClientIn, Kind: "request", Method: method, Body: jsonBody(req.GetParams())})
+		a.traceFrame(Frame{Time: start, Session: a.id, Dir: healthcheck.DirClientIn, Kind: "request", Method: method, Body: healthcheck.TraceBody(req.GetParams())})
 		lt := &listTrace{}
 		res, err := next(context.WithValue(ctx, listTraceKey{}, lt), method, req)
 		back := Frame{Time: now(), Session: a.id, Dir: healthcheck.DirClientOut, Kind: "result", Method: method}
@@ -212,7 +211,7 @@ func (a *aggSession) traceIn(next mcp.MethodHandler) mcp.MethodHandler {
 		case lt.o != nil:
 			back.Body = lt.o.traceBody(method, res)
 		default:
-			back.Body = jsonBody(res)
+			back.Body = healthcheck.TraceBody(res)
 		}
 		a.traceFrame(back)
 		return res, err
@@ -240,7 +239,7 @@ func (o *offer) traceBody(method string, res mcp.Result) string {
 	if b, ok := o.bodies[method]; ok {
 		return b
 	}
-	b := jsonBody(res)
+	b := healthcheck.TraceBody(res)
 	if len(b) > 4*bodyLimit {
 		b = b[:4*bodyLimit] // what the ring keeps of a long body
 	}
@@ -249,17 +248,6 @@ func (o *offer) traceBody(method string, res mcp.Result) string {
 	}
 	o.bodies[method] = b
 	return b
-}
-
-func jsonBody(v any) string {
-	if v == nil {
-		return ""
-	}
-	b, err := json.Marshal(v)
-	if err != nil || string(b) == "null" {
-		return ""
-	}
-	return string(b)
 }
 
 func (a *aggSession) traceOut(next mcp.MethodHandler) mcp.MethodHandler {

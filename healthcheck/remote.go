@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mcptray/registry"
 	"net/http"
 	"time"
+
+	"mcptray/registry"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"

@@ -50,7 +50,7 @@ func TraceMiddleware(t Tracer, session, dir string, now func() time.Time) mcp.Mi
 			if notification {
 				kind = "notification"
 			}
-			t(Frame{Time: start, Session: session, Dir: dir, Kind: kind, Method: method, Body: traceBody(req.GetParams())})
+			t(Frame{Time: start, Session: session, Dir: dir, Kind: kind, Method: method, Body: TraceBody(req.GetParams())})
 			res, err := next(ctx, method, req)
 			if notification {
 				return res, err
@@ -60,7 +60,7 @@ func TraceMiddleware(t Tracer, session, dir string, now func() time.Time) mcp.Mi
 			if err != nil {
 				back.Kind, back.Body = "error", err.Error()
 			} else {
-				back.Body = traceBody(res)
+				back.Body = TraceBody(res)
 			}
 			t(back)
 			return res, err
@@ -80,7 +80,8 @@ func reverse(dir string) string {
 	return DirServerOut
 }
 
-func traceBody(v any) string {
+// TraceBody is v as a trace frame shows it: its JSON, "" for nothing.
+func TraceBody(v any) string {
 	if v == nil {
 		return ""
 	}
