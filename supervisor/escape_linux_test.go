@@ -652,6 +652,13 @@ func TestAdoptOrphansHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Killed once it is in its own session: killed sooner, it is still
+	// the setsid program in mcptray's process group, which the reaper
+	// leaves to whoever started it (on a loaded machine, one run in three).
+	waitFor(t, "the orphan to be in a session of its own", func() bool {
+		s, ok := readStat(pid)
+		return ok && s.sid == pid
+	})
 	syscall.Kill(pid, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
