@@ -35,11 +35,11 @@ func TestExportRoutesAsInstall(t *testing.T) {
 		flags []string
 		want  map[string][]string
 	}{
-		{nil, map[string][]string{"mcptray": {"/usr/local/bin/mcptray", "connect", "--config", cfg}}},
-		{[]string{"--profile", "work"}, map[string][]string{"mcptray-work": {"/usr/local/bin/mcptray", "connect", "--config", cfg, "--profile", "work"}}},
-		{[]string{"files"}, map[string][]string{"files": {"/usr/local/bin/mcptray", "connect", "--config", cfg, "files"}}},
+		{nil, map[string][]string{"mcptray": {testExe, "connect", "--config", cfg}}},
+		{[]string{"--profile", "work"}, map[string][]string{"mcptray-work": {testExe, "connect", "--config", cfg, "--profile", "work"}}},
+		{[]string{"files"}, map[string][]string{"files": {testExe, "connect", "--config", cfg, "files"}}},
 		{[]string{"--per-server"}, nil},
-		{[]string{"--direct", "files"}, map[string][]string{"files": {"npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"}}},
+		{[]string{"--direct", "files"}, map[string][]string{"files": append(strings.Fields(viaCmd), "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp")}},
 	} {
 		args := append([]string{"export", "--client", "cursor", "--config", cfg, "--no-resolve"}, tt.flags...)
 		out, errOut, code := runCLI(t, nil, args...)

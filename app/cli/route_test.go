@@ -76,7 +76,7 @@ func TestExportThroughMcptray(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			one := exported(t, c, out)
-			if want := []string{"/usr/local/bin/mcptray", "connect", "--config", cfg}; len(one) != 1 || !slices.Equal(commandOf(one["mcptray"]), want) {
+			if want := []string{testExe, "connect", "--config", cfg}; len(one) != 1 || !slices.Equal(commandOf(one["mcptray"]), want) {
 				t.Errorf("default export: %d entries, mcptray runs %q, want %q:\n%s", len(one), commandOf(one["mcptray"]), want, out)
 			}
 			out, errOut, code = runCLI(t, nil, "export", "--client", c.ID, "--config", cfg, "--per-server")
