@@ -15,3 +15,8 @@ func aggregateBench(bin, dir string, env []string, calls int) bool {
 	fmt.Println("| aggregate | – | – | – | skipped: Linux only |")
 	return false
 }
+
+// exposureBench shares gatewayBench's helpers; elsewhere it is skipped.
+func exposureBench(bin, servers, dir string, env []string) {
+	fmt.Println("| exposure | – | – | – | skipped: Linux only |")
+}
