@@ -77,17 +77,7 @@ func startAnnouncing(t *testing.T, name string, args ...string) string {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	w.Close()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
+	stopAtCleanup(t, cmd, 10*time.Second)
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(r).ReadString('\n')
@@ -121,18 +111,25 @@ func startBackground(t *testing.T, name string, args ...string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	stopAtCleanup(t, cmd, 5*time.Second)
+	return cmd
+}
+
+// stopAtCleanup ends a started program when the test ends: SIGTERM, then
+// SIGKILL after grace.
+func stopAtCleanup(t *testing.T, cmd *exec.Cmd, grace time.Duration) {
+	t.Helper()
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(grace):
 			cmd.Process.Kill()
 			<-done
 		}
 	})
-	return cmd
 }
 
 // startTrayHost runs the tray host, with a watcher, and waits for the

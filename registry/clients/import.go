@@ -271,6 +271,14 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 	if d, ok := m["description"].(string); ok {
 		s.Description = d
 	}
+	c.warnUnimported(name, m, known, s, strs, warn)
+	return s
+}
+
+// warnUnimported warns of what an entry holds that mcptray does not
+// import (fields it does not model) or imports as a risk (a placeholder or
+// a literal secret in env or headers).
+func (c *Client) warnUnimported(name string, m map[string]any, known map[string]bool, s *registry.Server, strs func(any) []string, warn func(string, ...any)) {
 	var extra []string
 	for k := range m {
 		if k == "tools" && slices.Equal(strs(m[k]), []string{"*"}) {
@@ -299,7 +307,6 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 			}
 		}
 	}
-	return s
 }
 
 // remoteFields reads a remote entry's headers (with Codex's variables for
