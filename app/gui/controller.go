@@ -45,15 +45,19 @@ type controller struct {
 	problem    string    // the config problem last shown, to notify once per problem
 	tray       *trayView // the tray menu on screen
 	quitting   bool      // the app quits: the tray is left as it is (UI thread)
-	trayState  health
-	trayTip    string
-	win        fyne.Window
-	main       *mainWindow
-	notify     *notifier
-	form       *serverForm          // the Add/Edit form last opened (tests)
-	adding     *addDialog           // the Add dialog's ways in, last opened (tests)
-	openURL    func(*url.URL) error // opens files and links (nil: the app's OpenURL)
-	tnext      uint64               // the next transition to notify (watch goroutine)
+	// stopping is set while "Stop all servers and quit" stops the daemon:
+	// the daemon going away is then no reason to start another (any
+	// goroutine).
+	stopping  atomic.Bool
+	trayState health
+	trayTip   string
+	win       fyne.Window
+	main      *mainWindow
+	notify    *notifier
+	form      *serverForm          // the Add/Edit form last opened (tests)
+	adding    *addDialog           // the Add dialog's ways in, last opened (tests)
+	openURL   func(*url.URL) error // opens files and links (nil: the app's OpenURL)
+	tnext     uint64               // the next transition to notify (watch goroutine)
 
 	// checkServer runs a one-off check of a server (the form's Test).
 	checkServer func(s *registry.Server, cfg *registry.Config) supervisor.ServerState
@@ -209,6 +213,9 @@ func serverNames(s supervisor.Snapshot) []string {
 // systray's bus connection closes as the app ends, and a change of the
 // icon or the menu sent over a closed connection panics in the systray.
 func (c *controller) quit() {
+	if !c.quitting {
+		go quitWatchdog(c.env.Stderr, quitGrace)
+	}
 	c.quitting = true
 	c.tray.stop()
 	c.app.Quit()

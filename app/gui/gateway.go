@@ -81,7 +81,9 @@ func (c *controller) stopAllAction() func() {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 			defer cancel()
+			c.stopping.Store(true)
 			if err := cl.Shutdown(ctx); err != nil {
+				c.stopping.Store(false)
 				//lint:ignore ST1005 a sentence the error dialog shows as it is
 				fyne.Do(func() { c.showError(fmt.Errorf("Could not stop the background service: %w", err)) })
 				return
@@ -99,7 +101,7 @@ func (c *controller) followGateway(ctx context.Context, every time.Duration) {
 	if !ok {
 		return
 	}
-	p := &gatewayPoller{src: src, start: c.host.start}
+	p := &gatewayPoller{src: src, start: c.host.start, stopping: c.stopping.Load}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -120,6 +122,8 @@ type gatewayPoller struct {
 	src       gatewaySource
 	start     func(context.Context) (*control.Client, error)
 	lastStart time.Time // when it last started a daemon
+	// stopping says the daemon is going away on purpose (nil: never).
+	stopping func() bool
 }
 
 // poll returns the gateway and the pid of the daemon answering (nil and 0
@@ -127,7 +131,8 @@ type gatewayPoller struct {
 // daemonRestartEvery.
 func (p *gatewayPoller) poll(ctx context.Context) (*control.GatewayInfo, int) {
 	gi, err := p.gateway(ctx)
-	if errors.Is(err, control.ErrNoDaemon) && p.start != nil && time.Since(p.lastStart) >= daemonRestartEvery {
+	if errors.Is(err, control.ErrNoDaemon) && p.start != nil && time.Since(p.lastStart) >= daemonRestartEvery &&
+		(p.stopping == nil || !p.stopping()) {
 		p.lastStart = time.Now()
 		if _, serr := p.start(ctx); serr == nil {
 			gi, err = p.gateway(ctx)

@@ -556,3 +556,28 @@ func TestTrayClientsEndToEnd(t *testing.T) {
 		t.Errorf("a daemon (pid %d) answers after Stop all servers and quit", p)
 	}
 }
+
+// goneDaemon is a gateway source whose daemon is gone.
+type goneDaemon struct{ gatewaySource }
+
+func (goneDaemon) Gateway(context.Context) (*control.GatewayInfo, error) {
+	return nil, control.ErrNoDaemon
+}
+
+// TestNoDaemonStartedWhileStopping: the daemon gone starts another,
+// unless "Stop all servers and quit" stopped it.
+func TestNoDaemonStartedWhileStopping(t *testing.T) {
+	var stopping bool
+	starts := 0
+	p := &gatewayPoller{src: goneDaemon{}, stopping: func() bool { return stopping },
+		start: func(context.Context) (*control.Client, error) { starts++; return nil, control.ErrNoDaemon }}
+	stopping = true
+	if gi, pid := p.poll(t.Context()); gi != nil || pid != 0 || starts != 0 {
+		t.Fatalf("while stopping: gateway %v, pid %d, %d daemons started", gi, pid, starts)
+	}
+	stopping = false
+	p.poll(t.Context())
+	if starts != 1 {
+		t.Fatalf("the daemon gone started %d daemons, want 1", starts)
+	}
+}

@@ -142,6 +142,6 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	a.Run()
 	c.stopTrials()()
 	cancel()
-	wg.Wait()
+	waitAtMost(env.Stderr, &wg, 10*time.Second, "the app's background work (following the daemon, the tray's registration)")
 	return 0
 }

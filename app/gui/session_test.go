@@ -232,8 +232,12 @@ func startApp(t *testing.T, bin, dir, cfg string, args ...string) *desktopApp {
 	a := &desktopApp{dir: dir, exited: make(chan struct{}), stderr: &lockedBuffer{}}
 	a.cmd = exec.Command(filepath.Join(bin, "mcptray"), append([]string{"gui", "--config", cfg}, args...)...)
 	a.cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"))
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"GOTRACEBACK=all")
 	a.cmd.Stderr = a.stderr
+	// A process left holding the app's stderr would keep Wait from
+	// returning: it fails the test as ErrWaitDelay instead.
+	a.cmd.WaitDelay = 5 * time.Second
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -248,6 +252,17 @@ func startApp(t *testing.T, bin, dir, cfg string, args ...string) *desktopApp {
 		<-a.exited
 	})
 	return a
+}
+
+// dumpStacks ends an app that hangs with SIGQUIT, so its stderr, returned,
+// holds every goroutine's stack (GOTRACEBACK=all).
+func (a *desktopApp) dumpStacks() string {
+	a.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-a.exited:
+	case <-time.After(10 * time.Second):
+	}
+	return a.stderr.String()
 }
 
 // busMonitor counts the lines dbus-monitor prints for a match rule that
@@ -427,7 +442,12 @@ func TestSessionStopAllAndQuit(t *testing.T) {
 		select {
 		case <-a.exited:
 		case <-time.After(60 * time.Second):
-			t.Fatalf("run %d: the app did not quit\n%s", i+1, a.stderr.String())
+			t.Fatalf("run %d: the app did not quit\n%s", i+1, a.dumpStacks())
+		}
+		if strings.Contains(a.stderr.String(), "did not end within") {
+			// Quit still ended the app (the watchdog's purpose); the
+			// stacks say where the toolkit hung.
+			t.Logf("run %d: the quit watchdog ended the app\n%s", i+1, a.stderr.String())
 		}
 		if a.err != nil || strings.Contains(a.stderr.String(), "panic:") {
 			failed++
