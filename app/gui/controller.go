@@ -48,7 +48,10 @@ type controller struct {
 	// stopping is set while "Stop all servers and quit" stops the daemon:
 	// the daemon going away is then no reason to start another (any
 	// goroutine).
-	stopping  atomic.Bool
+	stopping atomic.Bool
+	// ender stops the app's work and ends the process (off the UI
+	// thread), once Quit was chosen; nil: Fyne's Quit (tests).
+	ender     func()
 	trayState health
 	trayTip   string
 	win       fyne.Window
@@ -207,18 +210,6 @@ func serverNames(s supervisor.Snapshot) []string {
 		out[i] = s.Servers[i].Name
 	}
 	return out
-}
-
-// quit ends the app (UI thread). The tray is left alone from here on: the
-// systray's bus connection closes as the app ends, and a change of the
-// icon or the menu sent over a closed connection panics in the systray.
-func (c *controller) quit() {
-	if !c.quitting {
-		go quitWatchdog(c.env.Stderr, quitGrace)
-	}
-	c.quitting = true
-	c.tray.stop()
-	c.app.Quit()
 }
 
 // setTrayIcon sets the tray's icon, unless the app quits. A change that

@@ -139,9 +139,18 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 			c.openMain()
 		}
 	})
+	end := func() {
+		c.stopTrials()()
+		cancel()
+		waitAtMost(env.Stderr, &wg, quitGrace, "the app's background work (the servers it runs, following the daemon, the tray's registration)")
+	}
+	c.ender = func() {
+		end()
+		os.Exit(0)
+	}
 	a.Run()
-	c.stopTrials()()
-	cancel()
-	waitAtMost(env.Stderr, &wg, 10*time.Second, "the app's background work (following the daemon, the tray's registration)")
+	// Fyne quit by a way of its own (none of the app's Quits: they end
+	// the process).
+	end()
 	return 0
 }

@@ -3,26 +3,36 @@ package gui
 import (
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"sync"
 	"time"
 )
 
-// quitGrace is how long Quit may take before the app ends anyway: the
-// desktop loop returning, then the app's own goroutines finishing.
-const quitGrace = 20 * time.Second
+// quitGrace is how long Quit waits for the app's own work to finish (its
+// trials stopped, the engine in this process stopping its servers, the
+// goroutines following the daemon and the tray host).
+const quitGrace = 30 * time.Second
 
-// quitWatchdog ends the process when the app has not ended within grace
-// of Quit: a quit that hangs (in the toolkit's tray teardown, a D-Bus
-// call with no answer) would leave a process with no tray and no window
-// that the person cannot reach. It says so first, with every goroutine's
-// stack, so the hang can be reported.
-func quitWatchdog(w io.Writer, grace time.Duration) {
-	time.Sleep(grace)
-	fmt.Fprintf(w, "mcptray: the app did not end within %s of Quit; ending it now. What it was doing:\n", grace)
-	_ = pprof.Lookup("goroutine").WriteTo(w, 2)
-	os.Exit(0)
+// quit ends the app (UI thread; a second call does nothing). The tray is
+// left alone from here on: the systray's bus connection closes as the app
+// ends, and a change of the icon or the menu sent over a closed
+// connection panics in the systray. With an ender (the app's own run), the
+// work is stopped off the UI thread, which keeps serving it, and then the
+// process ends: Fyne's own teardown after Quit races its function queue
+// against its lifecycle queue (fyne v2.7.1 internal/driver/glfw/loop.go:
+// the OnStopped event sent after the queue is drained hangs the app for
+// good, or sent after it is closed panics with "send on closed channel").
+// Preferences are written when they change, so none is lost.
+func (c *controller) quit() {
+	if c.quitting {
+		return
+	}
+	c.quitting = true
+	c.tray.stop()
+	if c.ender == nil {
+		c.app.Quit()
+		return
+	}
+	go c.ender()
 }
 
 // waitAtMost waits for wg, or d, whichever comes first, and says which
