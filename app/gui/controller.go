@@ -49,8 +49,9 @@ type controller struct {
 	// the daemon going away is then no reason to start another (any
 	// goroutine).
 	stopping atomic.Bool
-	// ender stops the app's work and ends the process (off the UI
-	// thread), once Quit was chosen; nil: Fyne's Quit (tests).
+	// ender stops the app's goroutines and ends the process (off the UI
+	// thread), once Quit was chosen and the trials are closing; nil:
+	// Fyne's Quit (tests).
 	ender     func()
 	trayState health
 	trayTip   string

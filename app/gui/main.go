@@ -140,7 +140,6 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		}
 	})
 	end := func() {
-		c.stopTrials()()
 		cancel()
 		waitAtMost(env.Stderr, &wg, quitGrace, "the app's background work (the servers it runs, following the daemon, the tray's registration)")
 	}
@@ -151,6 +150,7 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 	a.Run()
 	// Fyne quit by a way of its own (none of the app's Quits: they end
 	// the process).
+	c.stopTrials()()
 	end()
 	return 0
 }

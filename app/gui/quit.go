@@ -32,7 +32,11 @@ func (c *controller) quit() {
 		c.app.Quit()
 		return
 	}
-	go c.ender()
+	trials := c.stopTrials() // its list is the UI thread's
+	go func() {
+		trials()
+		c.ender()
+	}()
 }
 
 // waitAtMost waits for wg, or d, whichever comes first, and says which
