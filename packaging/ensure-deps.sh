@@ -22,9 +22,10 @@ build_pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-d
 # zsh: the login-shell environment is tested with macOS's default shell;
 # haskell-gtk-sni-tray-utils (gtk-sni-tray-standalone, a StatusNotifierItem
 # host with its own watcher), dunst (a notification daemon) and openbox (a
-# window manager): the desktop app is tested as a person's session runs it.
+# window manager): the desktop app is tested as a person's session runs it;
+# python3-xlib: a file is dropped on the window as a file manager does (XDND).
 test_pkgs=(xvfb xauth dbus dbus-x11 libglib2.0-bin imagemagick x11-utils gnome-keyring gcc-mingw-w64-x86-64 zsh xdotool curl
-  haskell-gtk-sni-tray-utils dunst openbox)
+  haskell-gtk-sni-tray-utils dunst openbox python3-xlib)
 
 apt_install() {
   local missing=()

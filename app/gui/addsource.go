@@ -1,12 +1,16 @@
 package gui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -36,6 +40,7 @@ type addDialog struct {
 	registry *registryPane
 	bundle   *bundlePane
 	paste    *pastePane
+	closed   bool // the dialog is gone
 }
 
 // addSources lays the four tabs out around the manual form; added is
@@ -62,9 +67,10 @@ func (c *controller) addSources(manual fyne.CanvasObject, added func(names []str
 // fieldsForm is an entry per field a server or bundle asks for, with its
 // description; a secret's entry hides what is typed.
 type fieldsForm struct {
-	fields  []catalog.Field
-	entries []*widget.Entry
-	content *fyne.Container
+	fields   []catalog.Field
+	entries  []*widget.Entry
+	content  *fyne.Container
+	onSubmit func() // Enter in a field: what the pane's Add does
 }
 
 func newFieldsForm() *fieldsForm {
@@ -115,10 +121,27 @@ func (f *fieldsForm) set(fields []catalog.Field) {
 			d.Wrapping = fyne.TextWrapWord
 			f.content.Add(d)
 		}
+		e.OnSubmitted = func(string) {
+			if f.onSubmit != nil {
+				f.onSubmit()
+			}
+		}
 		f.content.Add(e)
 		f.entries = append(f.entries, e)
 	}
 	f.content.Refresh()
+}
+
+// focus puts the keyboard in the first field, so that a person types what
+// the server needs and presses Enter to add it; with no field, on add.
+func (f *fieldsForm) focus(w fyne.Window, add fyne.Focusable) {
+	switch {
+	case w == nil:
+	case len(f.entries) > 0:
+		w.Canvas().Focus(f.entries[0])
+	default:
+		w.Canvas().Focus(add)
+	}
 }
 
 // values are the fields filled in, by name.
@@ -249,6 +272,7 @@ func (c *controller) newRegistryPane(added func([]string)) *registryPane {
 		}
 	}
 	p.add = widget.NewButton("Add", p.addPicked)
+	p.fields.onSubmit = p.addPicked
 	p.add.Importance = widget.HighImportance
 	p.add.Disable()
 	all := widget.NewButton("List all", func() {
@@ -462,7 +486,7 @@ type bundlePane struct {
 }
 
 func (c *controller) newBundlePane(added func([]string)) *bundlePane {
-	p := &bundlePane{c: c, added: added, async: func(f func()) { go f() }, status: wrapped("An MCP bundle (.mcpb) is a server packed with what it needs to run. mcptray checks it, unpacks it into its data folder and adds its entry."),
+	p := &bundlePane{c: c, added: added, async: func(f func()) { go f() }, status: wrapped("An MCP bundle (.mcpb) is a server packed with what it needs to run. Choose one, or drop it on mcptray's window: mcptray checks it, unpacks it into its data folder and adds its entry."),
 		detail: wrapped(""), fields: newFieldsForm()}
 	choose := widget.NewButton("Choose a bundle…", func() {
 		d := dialog.NewFileOpen(func(rc fyne.URIReadCloser, err error) {
@@ -476,6 +500,7 @@ func (c *controller) newBundlePane(added func([]string)) *bundlePane {
 		d.Show()
 	})
 	p.add = widget.NewButton("Add", p.addBundle)
+	p.fields.onSubmit = p.addBundle
 	p.add.Importance = widget.HighImportance
 	p.add.Disable()
 	p.content = container.NewVScroll(container.NewVBox(p.status, container.NewHBox(choose), p.detail, p.fields.content, container.NewHBox(p.add)))
@@ -509,6 +534,7 @@ func (p *bundlePane) open(path string) {
 	p.detail.SetText(s.String())
 	p.fields.set(m.Fields())
 	p.add.Enable()
+	p.fields.focus(p.c.win, p.add)
 }
 
 func (p *bundlePane) addBundle() {
@@ -593,4 +619,73 @@ func (p *pastePane) addPasted() {
 		return
 	}
 	p.added(names)
+}
+
+// droppedTextLimit is the largest file a drop pastes: a client's config
+// file is a few kilobytes.
+const droppedTextLimit = 1 << 20
+
+// dropped takes files dropped on the main window (UI thread): an MCP
+// bundle opens in the Add dialog's bundle tab, a client's config file or
+// a snippet in its Paste tab, ready to add. Anything else is refused with
+// the reason, and nothing is written until the person presses Add.
+func (c *controller) dropped(uris []fyne.URI) {
+	var files []fyne.URI
+	for _, u := range uris {
+		if u.Scheme() == "file" {
+			files = append(files, u)
+		}
+	}
+	if len(files) == 0 {
+		return
+	}
+	if len(files) > 1 {
+		c.showError(fmt.Errorf("%d files were dropped on mcptray's window: drop one at a time (an MCP bundle, or a client's config file)", len(files)))
+		return
+	}
+	path := files[0].Path()
+	if strings.EqualFold(files[0].Extension(), ".mcpb") {
+		c.openAddTab(1)
+		c.adding.bundle.open(path)
+		return
+	}
+	text, err := readDropped(path)
+	if err != nil {
+		c.showError(err)
+		return
+	}
+	c.openAddTab(2)
+	c.adding.paste.text.SetText(text)
+}
+
+// openAddTab shows the Add server dialog, opening it when it is not
+// shown, at tab i.
+func (c *controller) openAddTab(i int) {
+	if c.adding == nil || c.adding.closed || c.win == nil {
+		c.editServer("", false)
+	}
+	c.adding.tabs.SelectIndex(i)
+}
+
+// readDropped reads a dropped file that should hold a server's entry:
+// text, of the size of a config file.
+func readDropped(path string) (string, error) {
+	name := filepath.Base(path)
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("cannot read the dropped file %s: %w", path, errors.Unwrap(err))
+	case fi.IsDir():
+		return "", fmt.Errorf("%s is a folder: drop an MCP bundle (.mcpb) or a client's config file (JSON or TOML)", name)
+	case fi.Size() > droppedTextLimit:
+		return "", fmt.Errorf("%s is larger than 1 MiB, too large for a config file: drop an MCP bundle (.mcpb) or a client's config file (JSON or TOML)", name)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the dropped file %s: %w", path, err)
+	}
+	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		return "", fmt.Errorf("%s is not text: drop an MCP bundle (.mcpb) or a client's config file (JSON or TOML)", name)
+	}
+	return string(b), nil
 }

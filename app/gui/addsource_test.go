@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -145,6 +147,47 @@ func TestAddFromAPastedSnippet(t *testing.T) {
 func TestAddFromABundle(t *testing.T) {
 	data := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", data)
+	file := echoBundle(t)
+
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, nil, 0o600)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
+	c.editServer("", false)
+	c.adding.tabs.SelectIndex(1)
+	p := c.adding.bundle
+	p.async = func(f func()) { f() }
+	p.open(file)
+	if !strings.Contains(p.detail.Text, "mcptray-echo, version 1.0.0") || len(p.fields.entries) != 1 || p.add.Disabled() {
+		t.Fatalf("the bundle shows %q with %d fields (Add disabled %v)", p.detail.Text, len(p.fields.entries), p.add.Disabled())
+	}
+	test.Type(p.fields.entries[0], "bonjour")
+	p.fields.entries[0].TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn}) // Enter in the field adds it
+	cfg, err := registry.Load(path)
+	if err != nil || len(cfg.Servers) != 1 {
+		t.Fatalf("after Add (%s): %v", p.status.Text, err)
+	}
+	s := cfg.Servers[0]
+	folder := filepath.Join(data, "mcptray", "bundles", "mcptray-echo", "1.0.0")
+	if s.Source != "mcpb:mcptray-echo@1.0.0" || s.Cwd != folder || !slices.Contains(s.Args, "bonjour") {
+		t.Errorf("entry %+v", s)
+	}
+	if _, err := os.Stat(filepath.Join(folder, "server", "index.js")); err != nil {
+		t.Errorf("not unpacked: %v", err)
+	}
+
+	// A file that is no bundle says so, and offers no Add.
+	bad := filepath.Join(t.TempDir(), "bad.mcpb")
+	os.WriteFile(bad, []byte("not a zip"), 0o600)
+	p.open(bad)
+	if !p.add.Disabled() || p.detail.Text == "" {
+		t.Errorf("a bad file: Add disabled %v, %q", p.add.Disabled(), p.detail.Text)
+	}
+}
+
+// echoBundle packs the echo bundle of registry/bundle's testdata, without
+// its sensitive field (which would need a keyring here), and gives its path.
+func echoBundle(t *testing.T) string {
+	t.Helper()
 	src := filepath.Join("..", "..", "registry", "bundle", "testdata", "echo")
 	raw, err := os.ReadFile(filepath.Join(src, "manifest.json"))
 	if err != nil {
@@ -176,38 +219,69 @@ func TestAddFromABundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	return file
+}
 
-	path := filepath.Join(t.TempDir(), "servers.toml")
+// Files dropped on the window: a bundle opens in the bundle tab, a
+// client's config file in the Paste tab, and anything else is refused
+// with the reason; nothing is written before Add.
+func TestDropOnTheWindow(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	dir := t.TempDir()
+	path := filepath.Join(dir, "servers.toml")
 	os.WriteFile(path, nil, 0o600)
 	c := newTestController(t, newFakeEngine(sampleSnapshot()), path)
-	c.editServer("", false)
-	c.adding.tabs.SelectIndex(1)
-	p := c.adding.bundle
-	p.async = func(f func()) { f() }
-	p.open(file)
-	if !strings.Contains(p.detail.Text, "mcptray-echo, version 1.0.0") || len(p.fields.entries) != 1 || p.add.Disabled() {
-		t.Fatalf("the bundle shows %q with %d fields (Add disabled %v)", p.detail.Text, len(p.fields.entries), p.add.Disabled())
+
+	c.dropped([]fyne.URI{storage.NewFileURI(echoBundle(t))})
+	if c.adding == nil || c.adding.tabs.Selected().Text != "From a bundle" {
+		t.Fatal("a dropped bundle did not open the bundle tab")
 	}
-	test.Type(p.fields.entries[0], "bonjour")
-	test.Tap(p.add)
-	cfg, err := registry.Load(path)
-	if err != nil || len(cfg.Servers) != 1 {
-		t.Fatalf("after Add (%s): %v", p.status.Text, err)
+	if p := c.adding.bundle; !strings.Contains(p.detail.Text, "mcptray-echo, version 1.0.0") || p.add.Disabled() {
+		t.Errorf("the dropped bundle shows %q (Add disabled %v)", p.detail.Text, p.add.Disabled())
 	}
-	s := cfg.Servers[0]
-	folder := filepath.Join(data, "mcptray", "bundles", "mcptray-echo", "1.0.0")
-	if s.Source != "mcpb:mcptray-echo@1.0.0" || s.Cwd != folder || !slices.Contains(s.Args, "bonjour") {
-		t.Errorf("entry %+v", s)
-	}
-	if _, err := os.Stat(filepath.Join(folder, "server", "index.js")); err != nil {
-		t.Errorf("not unpacked: %v", err)
+	// The keyboard is in its one field: Enter adds it.
+	if f := c.win.Canvas().Focused(); f != c.adding.bundle.fields.entries[0] {
+		t.Errorf("focused after the drop: %T, not the bundle's field", f)
 	}
 
-	// A file that is no bundle says so, and offers no Add.
-	bad := filepath.Join(t.TempDir(), "bad.mcpb")
-	os.WriteFile(bad, []byte("not a zip"), 0o600)
-	p.open(bad)
-	if !p.add.Disabled() || p.detail.Text == "" {
-		t.Errorf("a bad file: Add disabled %v, %q", p.add.Disabled(), p.detail.Text)
+	// The dialog is still open: a config file dropped now goes to its
+	// Paste tab, in the same dialog.
+	first := c.adding
+	desktop := filepath.Join(dir, "claude_desktop_config.json")
+	os.WriteFile(desktop, []byte(`{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`), 0o600)
+	c.dropped([]fyne.URI{storage.NewFileURI(desktop)})
+	if c.adding != first || c.adding.tabs.Selected().Text != "Paste" {
+		t.Fatalf("a dropped config file: same dialog %v, tab %q", c.adding == first, c.adding.tabs.Selected().Text)
+	}
+	if p := c.adding.paste; !strings.Contains(p.preview.Text, "memory: npx -y @modelcontextprotocol/server-memory") || p.add.Disabled() {
+		t.Errorf("the dropped file's preview %q (Add disabled %v)", p.preview.Text, p.add.Disabled())
+	}
+
+	// Once that dialog is closed, a drop opens a new one.
+	first.closed = true
+	c.dropped([]fyne.URI{storage.NewFileURI(desktop)})
+	if c.adding == first || c.adding.tabs.Selected().Text != "Paste" {
+		t.Error("a drop after the dialog closed did not open a new one")
+	}
+
+	binary := filepath.Join(dir, "photo.png")
+	os.WriteFile(binary, []byte{0x89, 'P', 'N', 'G', 0, 0, 0xff}, 0o600)
+	for _, tc := range []struct {
+		uris []fyne.URI
+		want string
+	}{
+		{[]fyne.URI{storage.NewFileURI(binary)}, "photo.png is not text: drop an MCP bundle (.mcpb) or a client's config file"},
+		{[]fyne.URI{storage.NewFileURI(dir)}, "is a folder"},
+		{[]fyne.URI{storage.NewFileURI(filepath.Join(dir, "gone.json"))}, "cannot read the dropped file " + filepath.Join(dir, "gone.json") + ": no such file or directory"},
+		{[]fyne.URI{storage.NewFileURI(desktop), storage.NewFileURI(binary)}, "2 files were dropped on mcptray's window: drop one at a time"},
+	} {
+		c.lastError = ""
+		c.dropped(tc.uris)
+		if !strings.Contains(c.lastError, tc.want) {
+			t.Errorf("dropped %v: error %q, want %q", tc.uris, c.lastError, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Errorf("a drop wrote servers.toml:\n%s", b)
 	}
 }

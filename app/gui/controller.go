@@ -516,6 +516,7 @@ func (c *controller) openMain() {
 		c.main.setCheckStatus(c.checkStatus, c.checking != nil)
 		c.win.SetContent(container.New(sizeCap{max: fyne.NewSize(720, 480)}, c.main.content))
 		c.main.installKeys()
+		c.win.SetOnDropped(func(_ fyne.Position, uris []fyne.URI) { c.dropped(uris) })
 		c.win.Resize(fyne.NewSize(1100, 700))
 		// mcptray lives in the tray: closing the window ends it and gives
 		// back what it held (its widgets, textures, the log it showed);

@@ -129,7 +129,13 @@ func (c *controller) editServer(name string, duplicate bool) {
 			}
 		}
 	})
-	d.SetOnClosed(func() { cv.SetOnTypedKey(prevKey) })
+	adding := c.adding
+	d.SetOnClosed(func() {
+		cv.SetOnTypedKey(prevKey)
+		if tabs != nil && adding != nil {
+			adding.closed = true
+		}
+	})
 	d.Resize(size)
 	d.Show()
 	c.form = form

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"mcptray/healthcheck"
 	"mcptray/internal/human"
+	"mcptray/registry"
 	"mcptray/registry/clients"
 	"mcptray/supervisor"
+	"strings"
 	"time"
 )
 
@@ -25,13 +27,37 @@ func CommandWords(s *supervisor.ServerState) string {
 	return cmd
 }
 
+// SourceWords says where an entry came from when mcptray added it from
+// the MCP Registry or a bundle ("" for one written by hand or imported).
+func SourceWords(s *registry.Server) string {
+	if s == nil || s.Source == "" {
+		return ""
+	}
+	kind, ref, ok := strings.Cut(s.Source, ":")
+	name, version, _ := strings.Cut(ref, "@")
+	if version != "" {
+		version = ", version " + version
+	}
+	switch {
+	case ok && kind == "registry":
+		return "the MCP Registry: " + name + version
+	case ok && kind == "mcpb":
+		words := "an MCP bundle: " + name + version
+		if s.Cwd != "" {
+			words += ", unpacked in " + s.Cwd
+		}
+		return words
+	}
+	return s.Source
+}
+
 // Detail is one row of a server's details: its label and what it says, as
 // the server sent it ("" when there is nothing to say); a view makes it
 // visible with [VisibleLine].
 type Detail struct{ Label, Text string }
 
 // DetailLabels are the labels of [Details]' rows, in order.
-var DetailLabels = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Process", "Restarts", "Last exit", "Connect latency", "Probe latency"}
+var DetailLabels = []string{"Status", "Reason", "Server", "Protocol", "Transport", "Command", "Source", "Process", "Restarts", "Last exit", "Connect latency", "Probe latency"}
 
 // Details are the rows the window shows for s at now, labelled and ordered
 // as [DetailLabels].
@@ -85,6 +111,7 @@ func Details(s *supervisor.ServerState, now time.Time) []Detail {
 		{"Protocol", proto},
 		{"Transport", transport},
 		{"Command", CommandWords(s)},
+		{"Source", SourceWords(s.Server)},
 		{"Process", proc},
 		{"Restarts", restarts},
 		{"Last exit", lastExit},

@@ -43,12 +43,34 @@ func TestDetails(t *testing.T) {
 	}
 }
 
+// TestSourceWords: an entry added from the MCP Registry or a bundle says
+// where it came from; one written by hand says nothing.
+func TestSourceWords(t *testing.T) {
+	for _, c := range []struct {
+		server registry.Server
+		want   string
+	}{
+		{registry.Server{}, ""},
+		{registry.Server{Source: "registry:io.github.acme/weather@1.2.0"}, "the MCP Registry: io.github.acme/weather, version 1.2.0"},
+		{registry.Server{Source: "mcpb:echo@1.0.0", Cwd: "/data/bundles/echo/1.0.0"}, "an MCP bundle: echo, version 1.0.0, unpacked in /data/bundles/echo/1.0.0"},
+		{registry.Server{Source: "mcpb:echo"}, "an MCP bundle: echo"},
+		{registry.Server{Source: "elsewhere"}, "elsewhere"},
+	} {
+		if got := SourceWords(&c.server); got != c.want {
+			t.Errorf("%q: %q, want %q", c.server.Source, got, c.want)
+		}
+	}
+	if got := SourceWords(nil); got != "" {
+		t.Errorf("no entry: %q", got)
+	}
+}
+
 // TestUptimeStopsWithTheProcess: the uptime is of a process that is there,
 // and moves on to the second only in its first minute.
 func TestUptimeStopsWithTheProcess(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := &supervisor.ServerState{Name: "demo", State: supervisor.StateBackoff, PID: 42, StartedAt: now.Add(-time.Hour)}
-	if got := Details(s, now)[6]; got.Label != "Process" || got.Text != "" {
+	if got := Details(s, now)[slices.Index(DetailLabels, "Process")]; got.Label != "Process" || got.Text != "" {
 		t.Errorf("in backoff: %s = %q, want nothing", got.Label, got.Text)
 	}
 	for d, want := range map[time.Duration]string{
