@@ -272,3 +272,22 @@ func (f *fakeEngine) waitCommands(t *testing.T, want ...string) {
 		}
 	}
 }
+
+// Ctrl+W closes the window, a dialog open on it or not, and gives back
+// what it held; the app goes on.
+func TestCtrlWClosesTheWindow(t *testing.T) {
+	eng := newFakeEngine(sampleSnapshot())
+	c := newTestController(t, eng, "")
+	c.apply(eng.Snapshot())
+	c.editServer("", false) // the Add dialog is open
+	if !c.main.shortcut(shortcutClose) {
+		t.Fatal("Ctrl+W was not taken")
+	}
+	if c.win != nil || c.main != nil {
+		t.Fatal("Ctrl+W left the window open")
+	}
+	c.openMain() // opens anew
+	if c.win == nil || c.main == nil {
+		t.Fatal("the window does not open again after Ctrl+W")
+	}
+}

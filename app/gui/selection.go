@@ -72,12 +72,13 @@ var (
 	shortcutFind      = &desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutRestart   = &desktop.CustomShortcut{KeyName: fyne.KeyR, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutSelectAll = &desktop.CustomShortcut{KeyName: fyne.KeyA, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutClose     = &desktop.CustomShortcut{KeyName: fyne.KeyW, Modifier: fyne.KeyModifierShortcutDefault}
 )
 
 // installKeys puts the window's keyboard handling in place.
 func (m *mainWindow) installKeys() {
 	cv := m.win.Canvas()
-	for _, s := range []fyne.Shortcut{shortcutFind, shortcutRestart, shortcutSelectAll, &fyne.ShortcutSelectAll{}} {
+	for _, s := range []fyne.Shortcut{shortcutFind, shortcutRestart, shortcutSelectAll, &fyne.ShortcutSelectAll{}, shortcutClose} {
 		cv.AddShortcut(s, func(sc fyne.Shortcut) { m.shortcut(sc) })
 	}
 	cv.SetOnTypedKey(m.typedKey)
@@ -85,6 +86,12 @@ func (m *mainWindow) installKeys() {
 
 // shortcut runs a window shortcut; false when sc is none of them.
 func (m *mainWindow) shortcut(sc fyne.Shortcut) bool {
+	if sc.ShortcutName() == shortcutClose.ShortcutName() {
+		// Ctrl+W closes the window, dialogs and all, as its close button
+		// does: the app goes on in the tray.
+		m.c.closeMain()
+		return true
+	}
 	if m.win.Canvas().Overlays().Top() != nil {
 		return false // a dialog is open: the list is not what is edited
 	}

@@ -627,3 +627,70 @@ func TestSessionIdleCPU(t *testing.T) {
 	idleCPU(t, bin, 1, window)
 	idleCPU(t, bin, 30, window)
 }
+
+// TestSessionOpenFromTheTrayHost: "Open mcptray", chosen 20 times in the
+// real tray host's menu (a click on the app's icon, then the menu's first
+// item from the keyboard, as a person picks it) at 30 servers, opens the
+// window every time; Ctrl+W closes it in between.
+func TestSessionOpenFromTheTrayHost(t *testing.T) {
+	needSession(t)
+	bin := binaries(t)
+	startOpenbox(t)
+	startTrayHost(t)
+	startDunst(t)
+	home := t.TempDir()
+	cfg, demos := sessionServers(t, bin, home, 30)
+	a := startApp(t, bin, home, cfg, "--hide")
+	waitMenu(t, a.pid, "demos ready", func(items []menuItem) bool {
+		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
+		return ok
+	})
+	// The app is the one item: the watcher lists it by its bus name.
+	testenv.Eventually(t, 20*time.Second, func() bool { return strings.Contains(registeredItems(), "':") },
+		"the tray host never registered the app's icon: %s", registeredItems())
+	xdo := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
+			t.Fatalf("xdotool %v: %v: %s", args, err, out)
+		}
+	}
+	shown := func() string {
+		out, _ := exec.Command("xdotool", "search", "--onlyvisible", "--name", "^mcptray$").Output()
+		return strings.TrimSpace(string(out))
+	}
+	const runs = 20
+	opened := 0
+	for run := 1; run <= runs; run++ {
+		if id := shown(); id != "" {
+			t.Fatalf("run %d: the window is open before Open was chosen", run)
+		}
+		// The host's bar is along the bottom of the screen; the app's
+		// icon is its first. The menu opens on the click; Down takes its
+		// first item, Open mcptray, and Return chooses it.
+		xdo("mousemove", "12", "790", "click", "1")
+		time.Sleep(300 * time.Millisecond) // the host maps its menu and grabs the keyboard
+		xdo("key", "Down", "Return")
+		var id string
+		for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			id = shown()
+		}
+		if id == "" {
+			t.Errorf("run %d: Open mcptray in the tray host's menu did not open the window", run)
+			xdo("key", "Escape") // a menu left open would take the next click
+			continue
+		}
+		opened++
+		// Ctrl+W typed as a person types it, into the window once it has
+		// the focus (found again: the first id seen can be of a window
+		// the toolkit replaces while mapping it).
+		time.Sleep(300 * time.Millisecond)
+		if id = shown(); id != "" {
+			xdo("windowactivate", "--sync", strings.Fields(id)[0])
+		}
+		xdo("key", "ctrl+w")
+		testenv.Eventually(t, 10*time.Second, func() bool { return shown() == "" }, "run %d: Ctrl+W did not close the window", run)
+	}
+	if opened != runs {
+		t.Errorf("Open mcptray opened the window %d times of %d\n%s", opened, runs, a.stderr.String())
+	}
+}
