@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/healthcheck"
 	"mcptray/registry"
@@ -21,8 +24,31 @@ const (
 // degraded with one probe done, or failed) or timeout passes, then stops it
 // and returns the last state of each server, in order.
 func RunCheck(ctx context.Context, cfg *registry.Config, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
-	return runCheckWith(ctx, NewEngineOptions(cfg, EngineSetup{Terminal: true}), servers, timeout)
+	return runCheckWith(ctx, NewEngineOptions(cfg, EngineSetup{Terminal: true, Client: CheckHandlers()}), servers, timeout)
 }
+
+// CheckHandlers are the client a check is to a server: it declares what
+// the daemon's gateway declares (sampling, elicitation, roots), so that
+// a check lists what clients reach through mcptray (a server can offer
+// some tools only to a client that can answer them: server-everything
+// lists 17 tools so, 13 otherwise). What the server asks during a check
+// has no person to answer it: an elicitation is declined, a sampling
+// request refused, and the roots are none.
+func CheckHandlers() *healthcheck.ClientHandlers {
+	return &healthcheck.ClientHandlers{
+		Elicit: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		Sample: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return nil, errCheckSampling
+		},
+		ListRoots: func(context.Context) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+		},
+	}
+}
+
+var errCheckSampling = errors.New("mcptray is checking this server: there is no model to sample from during a check")
 
 // CheckServer checks one server that need not be in any config (the
 // desktop app's form tests what it holds before saving): the same run as
@@ -34,7 +60,7 @@ func CheckServer(ctx context.Context, cfg *registry.Config, s *registry.Server, 
 	}
 	c := s.Clone()
 	c.Start, c.Autostart, c.Disabled = registry.StartAuto, true, false
-	return runCheckWith(ctx, EngineOptions(cfg), []*registry.Server{c}, timeout)[0]
+	return runCheckWith(ctx, NewEngineOptions(cfg, EngineSetup{Client: CheckHandlers()}), []*registry.Server{c}, timeout)[0]
 }
 
 func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {

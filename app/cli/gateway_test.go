@@ -448,6 +448,27 @@ func canonical(s string) string {
 // the same tools, resources, templates, prompts and results, in either
 // era (server-everything speaks only the initialize era: a 2026-07-28
 // client is bridged).
+// fullClient is a client that offers what the gateway offers a server
+// (sampling, elicitation, roots): server-everything lists tools by what
+// its client offers.
+func fullClient(name string) *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: name}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///tmp"})
+	return c
+}
+
 func TestConnectIsTransparent(t *testing.T) {
 	everything := testServers(t)
 	d := newDaemonEnv(t)
@@ -458,27 +479,7 @@ func TestConnectIsTransparent(t *testing.T) {
 	directCmd := exec.Command("node", everything, "stdio")
 	var directErr syncBuffer
 	directCmd.Stderr = &directErr
-	// Clients that offer what the gateway offers the server (sampling,
-	// elicitation, roots): server-everything lists tools by what its
-	// client offers.
-	full := func(name string) *mcp.Client {
-		c := mcp.NewClient(&mcp.Implementation{Name: name}, &mcp.ClientOptions{
-			Capabilities: &mcp.ClientCapabilities{
-				Sampling:    &mcp.SamplingCapabilities{},
-				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-				RootsV2:     &mcp.RootCapabilities{ListChanged: true},
-			},
-			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
-			},
-			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				return &mcp.ElicitResult{Action: "decline"}, nil
-			},
-		})
-		c.AddRoots(&mcp.Root{URI: "file:///tmp"})
-		return c
-	}
-	direct, err := full("direct").Connect(ctx, &mcp.CommandTransport{Command: directCmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	direct, err := fullClient("direct").Connect(ctx, &mcp.CommandTransport{Command: directCmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("server-everything, direct: %v\n%s", err, directErr.String())
 	}
@@ -488,7 +489,7 @@ func TestConnectIsTransparent(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			cmd := exec.Command(d.bin, "connect", "everything")
 			cmd.Env = d.env
-			cs, err := full("via").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			cs, err := fullClient("via").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
