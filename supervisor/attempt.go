@@ -353,14 +353,14 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		case r.deadline:
 			// mcptray's deadline; the exit that follows the closed stdin is
 			// evidence only.
-			return ending{by: endStartupDeadline, diag: diagConnect(r.err, true)}, true
+			return ending{by: endStartupDeadline, diag: diagConnect(u.configName(), r.err, true)}, true
 		case a.p != nil && !hcDiag && a.exitSeen:
 			// A bare error from a handshake whose process had exited.
 			return ending{by: endExited, duringStartup: true}, true
 		}
 		// The health check named the cause (what the server sent, or the
 		// connection error); an exit after it is evidence.
-		return ending{by: endHandshakeFailed, diag: diagConnect(r.err, false)}, true
+		return ending{by: endHandshakeFailed, diag: diagConnect(u.configName(), r.err, false)}, true
 	}
 	a.sess = r.sess
 	u.sup.live.set(u, a.sess)

@@ -174,7 +174,7 @@ func diagExit(s *registry.Server, exit ExitInfo, tail []LogLine, duringStartup b
 }
 
 // diagConnect turns a Checker.Connect error into a diagnosis.
-func diagConnect(err error, timedOut bool) *healthcheck.Diagnosis {
+func diagConnect(name string, err error, timedOut bool) *healthcheck.Diagnosis {
 	var d *healthcheck.Diagnosis
 	if errors.As(err, &d) {
 		return d
@@ -190,7 +190,7 @@ func diagConnect(err error, timedOut bool) *healthcheck.Diagnosis {
 	return &healthcheck.Diagnosis{
 		Code:    healthcheck.CodeNotMCP,
 		Message: "the MCP handshake failed: " + err.Error(),
-		Fix:     "Check that the command starts an MCP server (run it with mcptray check NAME for details).",
+		Fix:     fmt.Sprintf("Check that the command starts an MCP server (`mcptray check %s`, or Check all in the app, shows what it sent).", name),
 	}
 }
 

@@ -170,7 +170,7 @@ func (u *unit) refreshLocked(now time.Time) {
 				Code: CodeFlapping,
 				Message: fmt.Sprintf("it went down %d times in the last %s and came back each time; it may go down again",
 					n, roundDuration(o.CrashLoopWindow)),
-				Fix: "Read its stderr (mcptray logs NAME) for why it keeps stopping.",
+				Fix: fmt.Sprintf("Read its stderr (its Log tab in the app, or `mcptray logs %s`) for why it keeps stopping.", u.configName()),
 			})
 		}
 	}

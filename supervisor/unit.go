@@ -15,6 +15,15 @@ import (
 // unit is one configured server. Commands set its wishes under mu and kick
 // its goroutine, which alone owns the process, the health session and the
 // restart bookkeeping.
+// configName is the name of the configured server u runs: its own, or
+// the one a per-session instance was made from.
+func (u *unit) configName() string {
+	if u.instanceOf != "" {
+		return u.instanceOf
+	}
+	return u.name
+}
+
 type unit struct {
 	sup  *Supervisor
 	name string

@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
+	"mcptray/app/present"
 	"mcptray/registry"
 	"mcptray/registry/clients"
 )
@@ -113,7 +114,7 @@ func (c *controller) configCopy(name, clientID string) (string, *fyne.Notificati
 	}
 	switch {
 	case strings.Contains(string(res.Data), clients.Hidden):
-		body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and \"Copy with secret values\"."
+		body = "It holds " + clients.Hidden + " in place of secret values: replace them, or use Export… and tick \"" + revealLabel + "\"."
 	case len(res.Warnings) > 0:
 		body = strings.Join(res.Warnings, " ")
 	}
@@ -123,8 +124,25 @@ func (c *controller) configCopy(name, clientID string) (string, *fyne.Notificati
 // clientOptions are the export options for this machine: commands resolve
 // through the login shell's PATH, as GUI clients need.
 func (c *controller) clientOptions() *clients.Options {
-	return app.ClientOptions(context.Background(), c.env)
+	o := app.ClientOptions(context.Background(), c.env)
+	o.Remedies = &windowRemedies
+	return o
 }
+
+// windowRemedies are the fixes the window's warnings offer, in the
+// window's terms: its boxes and choices, not the command line's flags.
+var windowRemedies = clients.Remedies{
+	Reveal:  `tick "` + revealLabel + `"`,
+	Through: `choose a route through mcptray ("` + app.RouteOne.Label() + `" or "` + app.RoutePerServer.Label() + `")`,
+	Keyring: `tick "` + keyringLabel + `"`,
+}
+
+// revealLabel is the export dialog's box for secrets' values; keyringLabel
+// the import dialog's for keeping literal secrets in the keyring.
+const (
+	revealLabel  = "Include secret values"
+	keyringLabel = "Keep secrets in the keyring"
+)
 
 // exportDialog picks a client, a route, servers and an output, shows it,
 // and copies, installs (after showing the diff) or opens the client's
@@ -204,7 +222,7 @@ func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
 	notes.SetMinSize(fyne.NewSize(0, 3*rowHeight()))
 	e.path = widget.NewLabel("")
 	e.path.Truncation = fyne.TextTruncateEllipsis
-	e.reveal = widget.NewCheck("Copy with secret values", nil)
+	e.reveal = widget.NewCheck(revealLabel, func(bool) { e.render() }) // the notes say what it changes
 	e.copyBtn = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), e.copy)
 	e.install = widget.NewButtonWithIcon("Install…", theme.DocumentSaveIcon(), e.confirmInstall)
 	e.link = widget.NewButtonWithIcon("Open install link", theme.ComputerIcon(), e.openLink)
@@ -361,14 +379,21 @@ func (e *exportDialog) render() {
 		return
 	}
 	setEnabled(e.copyBtn, true)
+	// What is shown never holds a secret's value; with "Include secret
+	// values" the notes are those of what Copy and Install write.
 	e.snippet.SetText(string(res.Data))
+	if e.reveal.Checked {
+		if _, revealed, rerr := e.renderWith(true); rerr == nil {
+			res = revealed
+		}
+	}
 	// What the route means comes first: the notes say where the
 	// client's requests go.
 	summary := plan.Summary()
 	e.notes.SetText(strings.Join(append([]string{strings.ToUpper(summary[:1]) + summary[1:] + "."}, append(slices.Clone(res.Warnings), res.Notes...)...), "\n"))
 }
 
-// copy puts what is shown on the clipboard, or, with "Copy with secret
+// copy puts what is shown on the clipboard, or, with "Include secret
 // values", the same with the values a client needs in place of <hidden>.
 func (e *exportDialog) copy() {
 	text := e.snippet.Text
@@ -382,7 +407,7 @@ func (e *exportDialog) copy() {
 		text = string(res.Data)
 		msg = "Copied to the clipboard, with secret values: paste it only into the client's config."
 	} else if strings.Contains(text, clients.Hidden) {
-		msg = "Copied to the clipboard. It holds " + clients.Hidden + " in place of secret values: tick \"Copy with secret values\" to copy them."
+		msg = "Copied to the clipboard. It holds " + clients.Hidden + " in place of secret values: tick \"" + revealLabel + "\" to copy them."
 	}
 	e.c.app.Clipboard().SetContent(text)
 	e.notes.SetText(msg + "\n" + e.notes.Text)
@@ -409,6 +434,11 @@ func (e *exportDialog) confirmInstall() {
 		e.c.showError(err)
 		return
 	}
+	// With "Include secret values" the file gets them; the diff shown
+	// keeps them masked all the same.
+	if e.reveal.Checked {
+		plan = plan.Revealed()
+	}
 	ch, err := plan.Install(cl, &clients.FileOptions{DryRun: true})
 	if err != nil {
 		e.c.showError(err)
@@ -421,10 +451,10 @@ func (e *exportDialog) confirmInstall() {
 	diff := widget.NewMultiLineEntry()
 	diff.TextStyle.Monospace = true
 	diff.Wrapping = fyne.TextWrapOff
-	diff.SetText(ch.Diff())
+	diff.SetText(ch.MaskedDiff())
 	diff.SetMinRowsVisible(16)
 	say := "mcptray will write " + ch.Path + " and keep the previous version beside it."
-	if lines := append(append(ch.SwitchLines(), ch.Notes...), ch.Warnings...); len(lines) > 0 {
+	if lines := append(append(ch.MaskedSwitchLines(), ch.Notes...), ch.Warnings...); len(lines) > 0 {
 		say += "\n" + strings.Join(lines, "\n")
 	}
 	msg := widget.NewLabel(say)
@@ -484,13 +514,22 @@ func (c *controller) showImport() {
 	}
 	path := widget.NewEntry()
 	replace := widget.NewCheck("Replace servers with the same name", nil)
+	// Literal secrets in what is imported go to the keyring unless the
+	// person unticks it, as `mcptray import --keyring` does.
+	var load func()
+	keep := widget.NewCheck(keyringLabel, func(bool) {
+		if load != nil {
+			load()
+		}
+	})
+	keep.SetChecked(true)
 	preview := widget.NewLabel("")
 	preview.Wrapping = fyne.TextWrapWord
 	preview.TextStyle.Monospace = true
 	var found []*registry.Server
 	var importBtn *widget.Button
 	current := byName[labels[0]]
-	load := func() {
+	load = func() {
 		found = nil
 		importBtn.Disable()
 		cl := current
@@ -514,8 +553,17 @@ func (c *controller) showImport() {
 				b.WriteString(clients.ShellJoin(append([]string{s.Command}, s.Args...)) + "\n")
 			}
 		}
+		lits := app.LiteralSecrets(imp.Servers)
+		setEnabled(keep, len(lits) > 0)
+		toKeyring := keep.Checked && len(lits) > 0
 		for _, w := range imp.Warnings {
+			if toKeyring && strings.Contains(w, "holds a literal secret") {
+				continue // it goes to the keyring
+			}
 			b.WriteString("! " + w + "\n")
+		}
+		if toKeyring {
+			fmt.Fprintf(&b, "  %s kept in the keyring, not in servers.toml: %s\n", present.Plural(len(lits), "literal secret"), strings.Join(lits, ", "))
 		}
 		if len(imp.Servers) == 0 {
 			b.WriteString("no servers in this file\n")
@@ -539,8 +587,25 @@ func (c *controller) showImport() {
 	var d *dialog.CustomDialog
 	importBtn.OnTapped = func() {
 		var skipped []string
+		servers := make([]*registry.Server, len(found))
+		for i, s := range found {
+			servers[i] = s.Clone() // a failed import leaves what is shown as it was
+		}
+		var moved *app.MovedSecrets
+		if keep.Checked && len(app.LiteralSecrets(servers)) > 0 {
+			st, err := app.OpenSecrets(c.env)
+			if err != nil {
+				c.showError(fmt.Errorf("keep the imported secrets in the keyring: %w (untick %q to write them into servers.toml)", err, keyringLabel))
+				return
+			}
+			moved = app.MoveToKeyring(servers, st)
+			if err := moved.Persist(); err != nil {
+				c.showError(err)
+				return
+			}
+		}
 		err := c.updateConfig(func(cfg *registry.Config) error {
-			for _, s := range found {
+			for _, s := range servers {
 				if i := slices.IndexFunc(cfg.Servers, func(o *registry.Server) bool { return o.Name == s.Name }); i >= 0 {
 					if replace.Checked {
 						cfg.Servers[i] = s
@@ -554,6 +619,9 @@ func (c *controller) showImport() {
 			return nil
 		})
 		if err != nil {
+			if moved != nil {
+				moved.Undo()
+			}
 			c.showError(err)
 			return
 		}
@@ -565,7 +633,7 @@ func (c *controller) showImport() {
 	}
 	client.SetSelected(labels[0])
 	load()
-	top := container.New(layout.NewFormLayout(), widget.NewLabel("Client"), client, widget.NewLabel("File"), path, widget.NewLabel(""), replace)
+	top := container.New(layout.NewFormLayout(), widget.NewLabel("Client"), client, widget.NewLabel("File"), path, widget.NewLabel(""), replace, widget.NewLabel(""), keep)
 	content := container.NewBorder(top, nil, nil, nil, container.NewVScroll(preview))
 	d = dialog.NewCustomWithoutButtons("Import from an AI client", content, c.win)
 	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), importBtn})

@@ -11,10 +11,12 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app"
 	"mcptray/registry"
 	"mcptray/registry/clients"
+	"mcptray/registry/secrets"
 )
 
 // TestExportDialog: the dialog offers what the command line would export,
@@ -69,6 +71,10 @@ restart = "sometimes"
 	if !strings.Contains(e.notes.Text, "not a working value") {
 		t.Errorf("notes: %s", e.notes.Text)
 	}
+	// The fix is the window's box, not a command-line flag.
+	if !strings.Contains(e.notes.Text, `tick "Include secret values" to write it`) || strings.Contains(e.notes.Text, "--") {
+		t.Errorf("the notes' fix is not the window's:\n%s", e.notes.Text)
+	}
 	e.output.SetSelected("Add command")
 	if got := e.snippet.Text; !strings.HasPrefix(got, "claude mcp add gh --transport stdio") {
 		t.Errorf("add command:\n%s", got)
@@ -82,8 +88,11 @@ restart = "sometimes"
 	if got := c.app.Clipboard().Content(); !strings.Contains(got, "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_literal_1") {
 		t.Errorf("copied with secrets:\n%s", got)
 	}
-	if strings.Contains(e.snippet.Text, "ghp_literal_1") {
+	if strings.Contains(e.snippet.Text, "ghp_literal_1") || strings.Contains(e.notes.Text, "ghp_literal_1") {
 		t.Error("the dialog shows the secret")
+	}
+	if strings.Contains(e.notes.Text, "Include secret values") {
+		t.Errorf("ticked, the notes still ask to tick it:\n%s", e.notes.Text)
 	}
 	// Ticking the disabled server names it, as on the command line.
 	e.servers.SetSelected([]string{"off"})
@@ -258,5 +267,66 @@ func TestExportDialogInstallsThroughMcptray(t *testing.T) {
 	if !strings.Contains(got, `"gh": {`) || !strings.Contains(got, `"args": ["connect", "--config", `+jsonQuote(cfgPath)+`, "gh"]`) ||
 		strings.Contains(got, "server-github") || strings.Contains(got, "ghp_literal_2") || strings.Contains(got, "GITHUB_PERSONAL_ACCESS_TOKEN") {
 		t.Errorf("Copy config copied:\n%s", got)
+	}
+}
+
+// Import keeps a client's literal secrets in the keyring, as `mcptray
+// import --keyring` does, unless the box is unticked; the warning's fix
+// is that box, not a flag.
+func TestImportKeepsSecretsInTheKeyring(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("MCPTRAY_KEYRING", "file")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("HOME", dir)
+	cfgPath := filepath.Join(dir, "servers.toml")
+	os.WriteFile(cfgPath, nil, 0o600)
+	file := filepath.Join(dir, "claude_desktop_config.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "gh-mcp"], "env": {"GITHUB_TOKEN": "ghp_literal_9"}}}}`), 0o600)
+	c := newTestController(t, newFakeEngine(sampleSnapshot()), cfgPath)
+	c.showImport()
+	var path *widget.Entry
+	var keep *widget.Check
+	walk(c.win.Canvas().Overlays().Top(), func(o fyne.CanvasObject) {
+		switch x := o.(type) {
+		case *widget.Entry:
+			if path == nil {
+				path = x
+			}
+		case *widget.Check:
+			if x.Text == keyringLabel {
+				keep = x
+			}
+		}
+	})
+	if path == nil || keep == nil {
+		t.Fatal("no path field or keyring box in the Import dialog")
+	}
+	path.SetText(file)
+	text := overlayText(c.win)
+	if !strings.Contains(text, "1 literal secret kept in the keyring, not in servers.toml: gh env.GITHUB_TOKEN") || strings.Contains(text, "ghp_literal_9") {
+		t.Errorf("the preview:\n%s", text)
+	}
+	keep.SetChecked(false)
+	if text := overlayText(c.win); !strings.Contains(text, `or tick "`+keyringLabel+`"`) || strings.Contains(text, "--keyring") {
+		t.Errorf("unticked, the warning's fix is not the box:\n%s", text)
+	}
+	keep.SetChecked(true)
+	tapOverlayButton(t, c.win, "Import")
+	b, _ := os.ReadFile(cfgPath)
+	if strings.Contains(string(b), "ghp_literal_9") || !strings.Contains(string(b), "${keyring:") {
+		t.Fatalf("servers.toml after the import:\n%s", b)
+	}
+	st, err := app.OpenSecrets(&app.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := registry.Load(cfgPath)
+	if err != nil || cfg.Server("gh") == nil {
+		t.Fatalf("load: %v", err)
+	}
+	ref := cfg.Server("gh").Env["GITHUB_TOKEN"]
+	name := strings.TrimSuffix(strings.TrimPrefix(ref, "${keyring:"), "}")
+	if v, err := st.Get(secrets.SecretKey(name)); err != nil || v != "ghp_literal_9" {
+		t.Errorf("the keyring holds %q for %s (%v)", v, ref, err)
 	}
 }

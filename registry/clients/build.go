@@ -125,7 +125,7 @@ func (b *builder) conv(server, field, v string, secret bool) string {
 	if secret && v != "" {
 		b.secrets = append(b.secrets, v)
 		if b.mask && !b.o.RevealSecrets {
-			b.warn("servers.%s %s is a literal secret: written as %s, which is not a working value; pass --reveal-secrets to write it, or make it an ${env:VAR} reference", server, field, hide(v))
+			b.warn("servers.%s %s is a literal secret: written as %s, which is not a working value; %s to write it, or make it an ${env:VAR} reference", server, field, hide(v), b.o.remedies().Reveal)
 			return hide(v)
 		}
 	}
@@ -136,7 +136,7 @@ func (b *builder) conv(server, field, v string, secret bool) string {
 			for _, c := range creds {
 				v = strings.ReplaceAll(v, c, Hidden)
 			}
-			b.warn("servers.%s %s holds credentials: written as %s, which is not a working value; pass --reveal-secrets to write them, or use ${env:VAR} references", server, field, v)
+			b.warn("servers.%s %s holds credentials: written as %s, which is not a working value; %s to write them, or use ${env:VAR} references", server, field, v, b.o.remedies().Reveal)
 		}
 	}
 	return v
@@ -153,7 +153,7 @@ func (b *builder) fallback(server, field string, r registry.EnvRef) string {
 		b.warn("servers.%s %s refers to $%s, which is not set: wrote the placeholder %s", server, field, r.Name, Placeholder(r.Name))
 		return Placeholder(r.Name)
 	}
-	b.warn("%s cannot reference environment variables here: servers.%s %s holds the placeholder %s; replace it, or pass --reveal-secrets to write $%s's value", b.c.Name, server, field, Placeholder(r.Name), r.Name)
+	b.warn("%s cannot reference environment variables here: servers.%s %s holds the placeholder %s; replace it, or %s to write $%s's value", b.c.Name, server, field, Placeholder(r.Name), b.o.remedies().Reveal, r.Name)
 	return Placeholder(r.Name)
 }
 
@@ -234,7 +234,7 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 	if names := keyringNames(src); len(names) > 0 && !o.RevealSecrets {
 		refs := "${keyring:" + strings.Join(names, "}, ${keyring:") + "}"
 		if o.SecretsVia == nil {
-			return nil, fmt.Errorf("servers.%s refers to %s, which %s cannot read: a direct entry would carry no working value; write it through mcptray (without --direct), or pass --reveal-secrets to write the secret's value", src.Name, refs, c.Name)
+			return nil, fmt.Errorf("servers.%s refers to %s, which %s cannot read: a direct entry would carry no working value; %s, or %s to write the secret's value", src.Name, refs, c.Name, o.remedies().Through, o.remedies().Reveal)
 		}
 		b.warn("servers.%s refers to %s, which %s cannot read: its entry goes through mcptray (mcptray connect %s) instead of a direct one, so the secret stays in mcptray's keyring", src.Name, refs, c.Name, src.Name)
 		return b.throughGateway(src, o.SecretsVia), nil
@@ -311,7 +311,7 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 				if r.Name == k {
 					what = "has no default for a forwarded variable"
 				}
-				b.warn("Codex %s: servers.%s env.%s reads %s, so Codex forwards $%s from its own environment (env_vars)%s; set %s=\"$%s\" where Codex runs, or pass --reveal-secrets to write $%s's value", what, s.Name, k, r, k, lost, k, r.Name, r.Name)
+				b.warn("Codex %s: servers.%s env.%s reads %s, so Codex forwards $%s from its own environment (env_vars)%s; set %s=\"$%s\" where Codex runs, or %s to write $%s's value", what, s.Name, k, r, k, lost, k, r.Name, b.o.remedies().Reveal, r.Name)
 				bs.envVars = append(bs.envVars, k)
 				continue
 			}
@@ -437,7 +437,7 @@ func (b *builder) keyringRefs(server, field, v string) string {
 			b.warn("servers.%s %s refers to ${keyring:%s}, which could not be read (%v): written as %s", server, field, name, err, Hidden)
 			return Hidden
 		}
-		b.warn("servers.%s %s refers to ${keyring:%s}, which %s cannot read: written as %s, which is not a working value; pass --reveal-secrets to write the secret's value", server, field, name, b.c.Name, Hidden)
+		b.warn("servers.%s %s refers to ${keyring:%s}, which %s cannot read: written as %s, which is not a working value; %s to write the secret's value", server, field, name, b.c.Name, Hidden, b.o.remedies().Reveal)
 		return Hidden
 	})
 }

@@ -254,6 +254,32 @@ type Options struct {
 	// never leaves it. Nil refuses such a server (naming it), unless
 	// RevealSecrets writes the secret's value.
 	SecretsVia *Gateway
+	// Remedies word the fixes warnings and errors offer in the terms of
+	// the front end that shows them; nil: the command line's flags.
+	Remedies *Remedies
+}
+
+// Remedies are the fixes a warning can offer, each a clause that follows
+// "or": the command line passes a flag, the window ticks a box.
+type Remedies struct {
+	Reveal  string // write secrets' values: "pass --reveal-secrets"
+	Through string // route an entry through mcptray: "write it through mcptray (without --direct)"
+	Keyring string // keep imported literal secrets in the keyring: "import with --keyring"
+}
+
+// CommandLineRemedies are the command line's fixes.
+var CommandLineRemedies = Remedies{
+	Reveal:  "pass --reveal-secrets",
+	Through: "write it through mcptray (without --direct)",
+	Keyring: "import with --keyring",
+}
+
+// remedies are o's, or the command line's.
+func (o *Options) remedies() *Remedies {
+	if o == nil || o.Remedies == nil {
+		return &CommandLineRemedies
+	}
+	return o.Remedies
 }
 
 func (o *Options) withDefaults() *Options {

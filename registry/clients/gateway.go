@@ -83,7 +83,7 @@ func (b *builder) throughGateway(src *registry.Server, g *Gateway) *built {
 			b.secrets = append(b.secrets, g.Key)
 			if b.mask && !b.o.RevealSecrets {
 				u = strings.ReplaceAll(u, g.Key, Hidden)
-				b.warn("the URL of servers.%s holds mcptray's local endpoint key: written as %s, which is not a working value; pass --reveal-secrets to write it", s.Name, Hidden)
+				b.warn("the URL of servers.%s holds mcptray's local endpoint key: written as %s, which is not a working value; %s to write it", s.Name, Hidden, b.o.remedies().Reveal)
 			}
 		}
 		s.URL, s.TransportName = u, registry.TransportHTTP

@@ -78,7 +78,7 @@ func (c *Client) importAll(file string, data []byte, opts *Options) (*Imported, 
 		if name != e.name {
 			warn("%q is not a valid server name: imported as %q", e.name, name)
 		}
-		s := c.toServer(name, m, warn)
+		s := c.toServer(name, m, o.remedies(), warn)
 		if err := s.Validate(); err != nil {
 			warn("%s: entry %q skipped: %v", file, e.name, err)
 			continue
@@ -184,7 +184,7 @@ func yamlPlain(n *yaml.Node) any {
 	return v
 }
 
-func (c *Client) toServer(name string, m map[string]any, warn func(string, ...any)) *registry.Server {
+func (c *Client) toServer(name string, m map[string]any, rem *Remedies, warn func(string, ...any)) *registry.Server {
 	sh := c.shape
 	s := &registry.Server{Name: name, Autostart: true}
 	known := c.managedKeys()
@@ -271,14 +271,14 @@ func (c *Client) toServer(name string, m map[string]any, warn func(string, ...an
 	if d, ok := m["description"].(string); ok {
 		s.Description = d
 	}
-	c.warnUnimported(name, m, known, s, strs, warn)
+	c.warnUnimported(name, m, known, s, strs, rem, warn)
 	return s
 }
 
 // warnUnimported warns of what an entry holds that mcptray does not
 // import (fields it does not model) or imports as a risk (a placeholder or
 // a literal secret in env or headers).
-func (c *Client) warnUnimported(name string, m map[string]any, known map[string]bool, s *registry.Server, strs func(any) []string, warn func(string, ...any)) {
+func (c *Client) warnUnimported(name string, m map[string]any, known map[string]bool, s *registry.Server, strs func(any) []string, rem *Remedies, warn func(string, ...any)) {
 	var extra []string
 	for k := range m {
 		if k == "tools" && slices.Equal(strs(m[k]), []string{"*"}) {
@@ -303,7 +303,7 @@ func (c *Client) warnUnimported(name string, m map[string]any, known map[string]
 				continue
 			}
 			if v != "" && !registry.HasEnvRef(v) && registry.SecretName(k) {
-				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference, or import with --keyring", name, f.what, k)
+				warn("servers.%s %s.%s holds a literal secret: kept as is; consider an ${env:VAR} reference, or %s", name, f.what, k, rem.Keyring)
 			}
 		}
 	}

@@ -41,13 +41,19 @@ func (ch *Change) Changed() bool { return !bytes.Equal(ch.Old, ch.New) }
 // entry, not only the ones written), and the value of every other key named
 // like a secret (~/.claude.json's primaryApiKey, an OAuth accessToken) in
 // the lines around them, is masked unless secrets were revealed.
-func (ch *Change) Diff() string {
+func (ch *Change) Diff() string { return ch.diff(!ch.reveal) }
+
+// MaskedDiff is [Change.Diff] with every secret masked, revealed or not:
+// what a window shows of a change that writes secrets' values.
+func (ch *Change) MaskedDiff() string { return ch.diff(true) }
+
+func (ch *Change) diff(mask bool) string {
 	a, b := ch.Path, ch.Path
 	if !ch.Existed {
 		a = "/dev/null"
 	}
 	d := UnifiedDiff(a, b, ch.Old, ch.New)
-	if ch.reveal {
+	if !mask {
 		return d
 	}
 	return ch.Client.maskSecretFields(registry.MaskSecrets(d, ch.secrets))
@@ -56,11 +62,16 @@ func (ch *Change) Diff() string {
 // SwitchLines says, one line per entry, which entries change route ("files:
 // direct entry (npx -y pkg) → through mcptray (mcptray connect files)"),
 // secrets masked as in Diff.
-func (ch *Change) SwitchLines() []string {
+func (ch *Change) SwitchLines() []string { return ch.switchLines(!ch.reveal) }
+
+// MaskedSwitchLines are [Change.SwitchLines] with every secret masked.
+func (ch *Change) MaskedSwitchLines() []string { return ch.switchLines(true) }
+
+func (ch *Change) switchLines(mask bool) []string {
 	var out []string
 	for _, sw := range ch.Switched {
 		l := sw.String()
-		if !ch.reveal {
+		if mask {
 			l = registry.MaskSecrets(l, ch.secrets)
 		}
 		out = append(out, l)
