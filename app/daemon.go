@@ -12,6 +12,7 @@ import (
 
 	"mcptray/control"
 	"mcptray/gateway"
+	"mcptray/registry"
 	"mcptray/supervisor"
 )
 
@@ -171,7 +172,16 @@ func PrepareDaemon(env *Env, cfgFlag string, onChange func(supervisor.Snapshot))
 	}})
 	opts.Logger = WarningLogger(env.Stderr, "mcptray daemon: ")
 	trust := openTrust(cfg, logf)
-	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf, Trust: trust})
+	eng := control.NewLocal(cfg, &control.LocalOptions{Supervisor: opts, Logf: logf, Trust: trust,
+		OnSettings: func(was, now registry.Settings) []string {
+			gwMu.Lock()
+			g := dg
+			gwMu.Unlock()
+			if g == nil {
+				return nil
+			}
+			return g.settingsChanged(&registry.Config{Path: cfg.Path, Settings: now}, was, now)
+		}})
 	g, err := startGateway(cfg, eng, trust, logf)
 	if err != nil {
 		ln.Close()
@@ -203,8 +213,8 @@ func PrepareDaemon(env *Env, cfgFlag string, onChange func(supervisor.Snapshot))
 		stopSig, stopWatching := watchStopSignal()
 		defer stopWatching()
 		logf("%s, pid %d, %d servers from %s, listening on %s", Version, os.Getpid(), len(cfg.Servers), cfg.Path, sock)
-		if g.ln != nil {
-			logf("clients reach the servers at http://127.0.0.1:%d/mcp/NAME/KEY (`mcptray gateway` prints each URL) and through `mcptray connect NAME`", g.port)
+		if port := g.listening(); port != 0 {
+			logf("clients reach the servers at http://127.0.0.1:%d/mcp/NAME/KEY (`mcptray gateway` prints each URL) and through `mcptray connect NAME`", port)
 		}
 		onChange(eng.Snapshot())
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,12 +26,23 @@ import (
 // daemonGateway is the daemon's gateway: the relay itself, and the local
 // HTTP endpoint when it could listen.
 type daemonGateway struct {
-	gw      *gateway.Gateway
+	gw  *gateway.Gateway
+	exe string
+
+	mu      sync.Mutex // guards the fields below
 	key     string
 	ln      net.Listener // nil when not listening
 	port    int
 	problem string // why not listening
-	exe     string
+	// moves hands run a listener to serve instead of the one it serves
+	// (gateway_port changed on reload).
+	moves chan endpoint
+}
+
+// endpoint is a listener of the local endpoint and its key.
+type endpoint struct {
+	ln  net.Listener
+	key string
 }
 
 // startGateway makes the gateway of eng's servers and takes the local
@@ -42,7 +54,7 @@ func startGateway(cfg *registry.Config, eng *control.Local, trust *tooltrust.Sto
 		// catalogue, kept beside the config.
 		opts.CatalogueDir = gateway.CataloguesDir(cfg.Path)
 	}
-	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), opts)}
+	d := &daemonGateway{gw: gateway.New(eng.Supervisor(), opts), moves: make(chan endpoint, 1)}
 	eng.ServeProfiles(d.gw)
 	d.exe, _ = HeadlessBinary()
 	want, key, err := EndpointPortAndKey(cfg)
@@ -73,45 +85,113 @@ func startGateway(cfg *registry.Config, eng *control.Local, trust *tooltrust.Sto
 	return d, nil
 }
 
-// run serves the endpoint and follows the servers until ctx ends.
+// listening is the endpoint's port, 0 when it is off.
+func (d *daemonGateway) listening() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ln == nil {
+		return 0
+	}
+	return d.port
+}
+
+// settingsChanged moves the local endpoint to the port a reloaded
+// config asks for (cfg holds the new settings), and says so; nothing
+// moves when the port is not free, and the note says why.
+func (d *daemonGateway) settingsChanged(cfg *registry.Config, was, now registry.Settings) []string {
+	if was.GatewayPort == now.GatewayPort {
+		return nil
+	}
+	want, key, err := EndpointPortAndKey(cfg)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := "off"
+	if d.ln != nil {
+		old = fmt.Sprintf("on 127.0.0.1:%d", d.port)
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("[settings] gateway_port changed, but %v: the local HTTP endpoint stays %s", err, old)}
+	}
+	if d.ln != nil && want == d.port {
+		return nil
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(want)))
+	if err != nil {
+		why := err.Error()
+		if addrInUse(err) {
+			why = "another program listens there"
+		}
+		return []string{fmt.Sprintf("[settings] gateway_port asks for port %d, which cannot be used (%s): the local HTTP endpoint stays %s", want, why, old)}
+	}
+	d.ln, d.port, d.key, d.problem = ln, want, key, ""
+	d.moves <- endpoint{ln, key}
+	return []string{fmt.Sprintf("[settings] gateway_port: the local HTTP endpoint moved from %s to 127.0.0.1:%d; entries written with a URL name the old port: write them again (`mcptray install --client CLIENT`, or Export in the app); entries through `mcptray connect` are not affected", strings.TrimPrefix(old, "on "), want)}
+}
+
+// run serves the endpoint and follows the servers until ctx ends; a
+// move of the endpoint serves the new listener and closes the old one.
 func (d *daemonGateway) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = d.gw.Run(ctx) })
-	if d.ln != nil {
-		hs := d.gw.HTTPServer(ctx, gateway.HTTPOptions{Key: d.key, SameUser: gateway.PeerIsSameUser})
-		wg.Go(func() { _ = hs.Serve(d.ln) })
-		<-ctx.Done()
+	serve := func(ep endpoint) *http.Server {
+		hs := d.gw.HTTPServer(ctx, gateway.HTTPOptions{Key: ep.key, SameUser: gateway.PeerIsSameUser})
+		wg.Go(func() { _ = hs.Serve(ep.ln) })
+		return hs
+	}
+	stop := func(hs *http.Server) {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
 		if hs.Shutdown(sctx) != nil {
 			hs.Close()
 		}
-		cancel()
 	}
-	wg.Wait()
+	var hs *http.Server
+	d.mu.Lock()
+	if d.ln != nil {
+		hs = serve(endpoint{d.ln, d.key})
+	}
+	d.mu.Unlock()
+	for {
+		select {
+		case ep := <-d.moves:
+			if old := hs; old != nil {
+				wg.Go(func() { stop(old) })
+			}
+			hs = serve(ep)
+		case <-ctx.Done():
+			if hs != nil {
+				stop(hs)
+			}
+			wg.Wait()
+			return
+		}
+	}
 }
 
 // info is /v1/gateway's answer.
 func (d *daemonGateway) info(eng *control.Local) control.GatewayInfo {
-	gi := control.GatewayInfo{Port: d.port, Problem: d.problem, Servers: []control.GatewayServer{}}
+	d.mu.Lock()
+	listening, port, key, problem := d.ln != nil, d.port, d.key, d.problem
+	d.mu.Unlock()
+	gi := control.GatewayInfo{Port: port, Problem: problem, Servers: []control.GatewayServer{}}
 	byName := map[string]gateway.Server{}
 	for _, s := range d.gw.Servers() {
 		byName[s.Name] = s
 	}
 	for _, st := range eng.Snapshot().Servers {
 		gs := control.GatewayServer{Name: st.Name, Command: []string{d.exe, "connect", st.Name}, Sessions: []gateway.Session{}}
-		if d.ln != nil {
-			gs.URL = gateway.URL(d.port, d.key, st.Name)
+		if listening {
+			gs.URL = gateway.URL(port, key, st.Name)
 		}
 		if s, ok := byName[st.Name]; ok {
 			gs.Sessions, gs.Usage = s.Sessions, s.Usage
 		}
 		gi.Servers = append(gi.Servers, gs)
 	}
-	port := 0
-	if d.ln != nil {
-		port = d.port
+	if !listening {
+		port = 0
 	}
-	gi.Profiles = control.Profiles(d.gw, d.exe, port, d.key)
+	gi.Profiles = control.Profiles(d.gw, d.exe, port, key)
 	return gi
 }
 

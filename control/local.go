@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mcptray/gateway"
+	"mcptray/internal/human"
 	"mcptray/registry"
 	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
@@ -32,6 +33,10 @@ type LocalOptions struct {
 	// Trust is the store of approved tool definitions the gateway holds
 	// tools by: a reload applies [settings] approve_new_servers to it.
 	Trust *tooltrust.Store
+	// OnSettings applies the [settings] of a reloaded file that the
+	// engine does not apply itself (the daemon's gateway_port), when they
+	// differ from the last loaded, and says what it did.
+	OnSettings func(was, now registry.Settings) []string
 }
 
 // Local is the engine in this process: a supervisor running the servers of
@@ -53,6 +58,7 @@ type Local struct {
 	profiles  []*registry.Profile
 	separator string
 	gateway   *gateway.Gateway
+	settings  registry.Settings // the last loaded (reloadMu)
 
 	following func() // tests: called once the file is watched and read
 }
@@ -71,6 +77,7 @@ func NewLocal(cfg *registry.Config, opts *LocalOptions) *Local {
 		l.opts.Debounce = 300 * time.Millisecond
 	}
 	l.status.ConfigPath = cfg.Path
+	l.settings = cfg.Settings
 	l.profiles, l.separator = cfg.Profiles, cfg.Settings.NameSeparator()
 	l.sup = supervisor.New(cfg.Servers, l.opts.Supervisor)
 	return l
@@ -268,7 +275,7 @@ func (l *Local) Reload(ctx context.Context) (*ReloadResult, error) {
 		gw.SetProfiles(cfg.Settings.NameSeparator(), cfg.Profiles)
 	}
 	l.setStatus(func(s *Status) { s.ConfigProblem = nil })
-	res := &ReloadResult{ConfigPath: cfg.Path, Servers: len(cfg.Servers)}
+	res := &ReloadResult{ConfigPath: cfg.Path, Servers: len(cfg.Servers), Notes: l.applySettings(cfg.Settings)}
 	for _, d := range append(cfg.Diagnostics, PatternWarnings(cfg, l.sup.Snapshot())...) {
 		res.Diagnostics = append(res.Diagnostics, d.String())
 		if d.Severity == registry.SeverityError {
@@ -276,6 +283,38 @@ func (l *Local) Reload(ctx context.Context) (*ReloadResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// applySettings applies the [settings] that changed since the last load,
+// and says what changed (reloadMu held).
+func (l *Local) applySettings(now registry.Settings) []string {
+	was := l.settings
+	l.settings = now
+	var notes []string
+	if a, b := supervisor.TimingsOf(was), supervisor.TimingsOf(now); a != b {
+		l.sup.SetTimings(b)
+		d := human.Duration
+		for _, c := range []struct{ key, was, now string }{
+			{"startup_timeout", d(a.StartupTimeout), d(b.StartupTimeout)},
+			{"probe_interval", d(a.ProbeInterval), d(b.ProbeInterval)},
+			{"probe_timeout", d(a.ProbeTimeout), d(b.ProbeTimeout)},
+			{"log_lines", fmt.Sprint(a.LogLimitLines), fmt.Sprint(b.LogLimitLines)},
+			{"log_limit", fmt.Sprint(a.LogLimitBytes) + " bytes", fmt.Sprint(b.LogLimitBytes) + " bytes"},
+		} {
+			if c.was != c.now {
+				notes = append(notes, fmt.Sprintf("[settings] %s is now %s (was %s): it applies from each server's next handshake, probe and log line", c.key, c.now, c.was))
+			}
+		}
+	}
+	if l.opts.OnSettings != nil {
+		notes = append(notes, l.opts.OnSettings(was, now)...)
+	}
+	for _, n := range notes {
+		if l.opts.Logf != nil {
+			l.opts.Logf("%s", n)
+		}
+	}
+	return notes
 }
 
 // loadProblem is why the file at path did not load, as a diagnostic with

@@ -191,4 +191,6 @@ type ReloadResult struct {
 	// error: …"); servers with errors are kept but not started.
 	Diagnostics []string `json:"diagnostics,omitempty"`
 	Errors      int      `json:"errors"`
+	// Notes say which [settings] changed and how they were applied.
+	Notes []string `json:"notes,omitempty"`
 }

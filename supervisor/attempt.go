@@ -219,7 +219,7 @@ func (a *attempt) limit(d time.Duration) time.Duration {
 // connect runs the handshake and discovery on a goroutine, bounded by the
 // startup timeout.
 func (a *attempt) connect() {
-	a.startupLimit = a.limit(a.o.StartupTimeout)
+	a.startupLimit = a.limit(a.u.sup.timing().StartupTimeout)
 	cctx, cancel := clockTimeout(a.ctx, a.clock, a.startupLimit, errStartupTimeout)
 	ch := make(chan connectResult, 1)
 	a.connectCh, a.ccancel = ch, cancel
@@ -383,7 +383,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 			reason = "connected, but " + strings.TrimSuffix(diag.Message, ".")
 		}
 	}
-	a.probeT = a.clock.NewTimer(a.o.ProbeInterval) // before "ready" is seen
+	a.probeT = a.clock.NewTimer(a.u.sup.timing().ProbeInterval) // before "ready" is seen
 	u.set(state, reason, diag, func(st *ServerState) {
 		st.Report, st.Era, st.LastLive = rep, u.era, a.readyAt
 		if a.p == nil {
@@ -403,7 +403,7 @@ func (a *attempt) startProbe() {
 		a.probeT.Stop()
 		a.probeT = nil
 	}
-	limit := a.limit(a.o.ProbeTimeout)
+	limit := a.limit(a.u.sup.timing().ProbeTimeout)
 	pctx, cancel := clockTimeout(a.ctx, a.clock, limit, errProbeTimeout)
 	ch := make(chan probeResult, 1)
 	a.probeCh, a.pcancel = ch, cancel
@@ -441,9 +441,9 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 		by, d := endProbeFailures, diagProbe(r.err, false, a.failures, r.limit)
 		if r.timeout {
 			by, d = endProbeDeadline, diagProbe(r.err, true, a.failures, r.limit)
-			if r.limit < a.o.ProbeTimeout {
+			if set := a.u.sup.timing().ProbeTimeout; r.limit < set {
 				d.Evidence = append(d.Evidence, fmt.Sprintf("the probe was given %s, the time left before the deadline of this run (probe_timeout is %s)",
-					roundDuration(r.limit), roundDuration(a.o.ProbeTimeout)))
+					roundDuration(r.limit), roundDuration(set)))
 			}
 		}
 		verb := "restarting it"
@@ -453,7 +453,7 @@ func (a *attempt) probed(r probeResult) (ending, bool) {
 		u.set(StateUnhealthy, strings.TrimSuffix(d.Message, ".")+"; "+verb, d, func(st *ServerState) { st.Probes = stats })
 		return ending{by: by, diag: d}, true
 	}
-	a.probeT = a.clock.NewTimer(a.o.ProbeInterval)
+	a.probeT = a.clock.NewTimer(a.u.sup.timing().ProbeInterval)
 	u.edit(func(st *ServerState) {
 		st.Probes = stats
 		if r.err == nil {

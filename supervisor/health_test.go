@@ -271,3 +271,28 @@ func TestCheckNowProbes(t *testing.T) {
 		t.Errorf("CheckNow(nope) = %v", err)
 	}
 }
+
+// SetTimings applies to a running server from its next probe: a server
+// probed hourly is probed every 20 ms after the change.
+func TestSetTimingsAppliesToTheNextProbe(t *testing.T) {
+	fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
+		return &fakeSession{report: report(healthcheck.EraModern)}, nil
+	}}
+	o := healthOptions(t, fc)
+	o.ProbeInterval = time.Hour
+	s := New([]*registry.Server{childServer(t, "srv", "serve")}, o)
+	runSup(t, s)
+	waitState(t, s, "srv", "ready", inState(StateReady))
+	if got := s.timing().ProbeInterval; got != time.Hour {
+		t.Fatalf("probe interval %s before SetTimings, want the options' 1h", got)
+	}
+	s.SetTimings(Timings{ProbeInterval: 20 * time.Millisecond, ProbeTimeout: 200 * time.Millisecond, StartupTimeout: time.Second})
+	// The hourly timer set before the change runs out once, now.
+	if err := s.CheckNow("srv"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, s, "srv", "probes every 20 ms", func(st *ServerState) bool { return st.Probes.Count >= 4 })
+	if got := s.timing(); got.LogLimitLines != registry.DefaultLogLimitLines || got.LogLimitBytes != registry.DefaultLogLimitBytes {
+		t.Errorf("unset log limits are %d lines, %d bytes; want the defaults", got.LogLimitLines, got.LogLimitBytes)
+	}
+}

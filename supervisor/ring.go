@@ -30,6 +30,13 @@ func newRing(maxLines int, maxBytes int64) *ring {
 	return &ring{maxLines: maxLines, maxBytes: maxBytes}
 }
 
+// setLimits sets the caps; lines over them go with the next add.
+func (r *ring) setLimits(maxLines int, maxBytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.maxLines, r.maxBytes = maxLines, maxBytes
+}
+
 // add appends lines, assigning sequence numbers.
 func (r *ring) add(batch []LogLine) {
 	r.mu.Lock()

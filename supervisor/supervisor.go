@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"mcptray/registry"
 )
@@ -24,7 +25,8 @@ type Supervisor struct {
 	changes     chan struct{}
 	changed     *Broadcast
 	transitions transitionLog
-	records     *procRecords // the servers it runs, for the next supervisor if this one is killed
+	records     *procRecords            // the servers it runs, for the next supervisor if this one is killed
+	timings     atomic.Pointer[Timings] // set by SetTimings; nil: the options'
 
 	// mu guards the fields below.
 	//

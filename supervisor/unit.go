@@ -76,7 +76,7 @@ func newUnit(sup *Supervisor, srv *registry.Server, instanceOf string) *unit {
 		sup:        sup,
 		name:       srv.Name,
 		instanceOf: instanceOf,
-		ring:       newRing(o.LogLimitLines, o.LogLimitBytes),
+		ring:       newRing(sup.timing().LogLimitLines, sup.timing().LogLimitBytes),
 		kick:       make(chan struct{}, 1),
 		quitReason: reasonQuit,
 		wishGen:    1, // run has not looked yet

@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/control"
+	"mcptray/internal/testenv"
 )
 
 // referenceServer builds the go-sdk's conformance everything-server (the
@@ -121,6 +122,69 @@ func TestGatewayPortSetting(t *testing.T) {
 	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
 	if u := d.gatewayURL("demo"); !strings.HasPrefix(u, fmt.Sprintf("http://127.0.0.1:%d/", port)) {
 		t.Errorf("gateway URL %s, want port %d", u, port)
+	}
+}
+
+// A gateway_port changed in the file moves the local endpoint at the
+// reload, and the daemon says so; a port another program holds leaves it
+// where it is, saying why; the other settings say they apply.
+func TestGatewayPortChangedOnReload(t *testing.T) {
+	d := newDaemonEnv(t)
+	first, second := freePort(t), freePort(t)
+	config := func(port int, probe string) string {
+		return fmt.Sprintf("[settings]\ngateway_port = %d\nprobe_interval = %q\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", port, probe, d.bin)
+	}
+	writeFile(t, d.cfg, config(first, "1s"))
+	daemon := d.startDaemon()
+	d.waitStatus("demo", "demo ready", func(e statusEntry) bool { return e.State == "ready" })
+	waitListening(t, first)
+
+	writeFile(t, d.cfg, config(second, "2s"))
+	out, errOut, code := d.mcptray("reload")
+	if code != 0 {
+		t.Fatalf("reload: exit %d: %s%s", code, out, errOut)
+	}
+	moved := fmt.Sprintf("the local HTTP endpoint moved from 127.0.0.1:%d to 127.0.0.1:%d", first, second)
+	// The file's watcher may have applied it first: the daemon's log says
+	// it either way.
+	testenv.Eventually(t, 20*time.Second, func() bool {
+		return strings.Contains(daemon.log(), moved) && strings.Contains(daemon.log(), "probe_interval is now 2s (was 1s)")
+	}, "the daemon did not say the settings changed (reload said %q):\n%s", out, daemon.log())
+	if u := d.gatewayURL("demo"); !strings.HasPrefix(u, fmt.Sprintf("http://127.0.0.1:%d/", second)) {
+		t.Fatalf("gateway URL %s after the move, want port %d", u, second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "moved"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.gatewayURL("demo")}, nil)
+	if err != nil {
+		t.Fatalf("the moved endpoint does not serve: %v", err)
+	}
+	if got, err := echo(t, cs, "moved"); err != nil || !strings.Contains(got, "moved") {
+		t.Errorf("echo through the moved endpoint: %q, %v", got, err)
+	}
+	cs.Close()
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(first))
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, "the old port %d still answers after the move", first)
+
+	// A port another program holds: the endpoint stays, and the note says why.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	taken := held.Addr().(*net.TCPAddr).Port
+	writeFile(t, d.cfg, config(taken, "2s"))
+	d.mcptray("reload")
+	stays := fmt.Sprintf("[settings] gateway_port asks for port %d, which cannot be used (another program listens there): the local HTTP endpoint stays on 127.0.0.1:%d", taken, second)
+	testenv.Eventually(t, 20*time.Second, func() bool { return strings.Contains(daemon.log(), stays) },
+		"no note that port %d is taken:\n%s", taken, daemon.log())
+	if u := d.gatewayURL("demo"); !strings.HasPrefix(u, fmt.Sprintf("http://127.0.0.1:%d/", second)) {
+		t.Errorf("gateway URL %s with the asked port taken, want %d still", u, second)
 	}
 }
 

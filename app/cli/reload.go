@@ -11,7 +11,10 @@ import (
 
 const reloadHelp = `Added servers start, removed ones stop, changed ones restart, the rest are
 left alone. A file with a syntax error changes nothing; servers with errors
-are kept but not started (exit 1).`
+are kept but not started (exit 1). Changed [settings] apply at once, each
+said: the timeouts, probe interval and log limits from each server's next
+handshake, probe and log line; gateway_port moves the local HTTP endpoint
+(entries written with its URL then need writing again).`
 
 func reloadFlags(fs *flag.FlagSet) runFunc {
 	return func(ctx context.Context, env *app.Env, args []string) error {
@@ -30,6 +33,9 @@ func reloadFlags(fs *flag.FlagSet) runFunc {
 			fmt.Fprintln(env.Stderr, present.Visible(d))
 		}
 		fmt.Fprintf(env.Stdout, "reloaded %s: %d servers\n", res.ConfigPath, res.Servers)
+		for _, n := range res.Notes {
+			fmt.Fprintln(env.Stdout, present.Visible(n))
+		}
 		if res.Errors > 0 {
 			fmt.Fprintf(env.Stderr, "mcptray reload: %d errors; those servers do not run (fix them: mcptray config validate)\n", res.Errors)
 			return ExitError{Code: 1}

@@ -502,6 +502,46 @@ func (e *exportDialog) openLink() {
 	}
 }
 
+// importServers adds servers found in a client's file to servers.toml,
+// their literal secrets kept in the keyring when toKeyring (undone when
+// the file cannot be written), replacing servers of the same name when
+// replace, else skipping them (named).
+func (c *controller) importServers(found []*registry.Server, toKeyring, replace bool) (skipped []string, err error) {
+	servers := make([]*registry.Server, len(found))
+	for i, s := range found {
+		servers[i] = s.Clone() // a failed import leaves what is shown as it was
+	}
+	var moved *app.MovedSecrets
+	if toKeyring && len(app.LiteralSecrets(servers)) > 0 {
+		st, err := app.OpenSecrets(c.env)
+		if err != nil {
+			return nil, fmt.Errorf("keep the imported secrets in the keyring: %w (untick %q to write them into servers.toml)", err, keyringLabel)
+		}
+		moved = app.MoveToKeyring(servers, st)
+		if err := moved.Persist(); err != nil {
+			return nil, err
+		}
+	}
+	err = c.updateConfig(func(cfg *registry.Config) error {
+		for _, s := range servers {
+			if i := slices.IndexFunc(cfg.Servers, func(o *registry.Server) bool { return o.Name == s.Name }); i >= 0 {
+				if replace {
+					cfg.Servers[i] = s
+				} else {
+					skipped = append(skipped, s.Name)
+				}
+				continue
+			}
+			cfg.Servers = append(cfg.Servers, s)
+		}
+		return nil
+	})
+	if err != nil && moved != nil {
+		moved.Undo()
+	}
+	return skipped, err
+}
+
 // showImport reads a client's config file and, after a preview, adds its
 // servers to servers.toml.
 func (c *controller) showImport() {
@@ -586,42 +626,8 @@ func (c *controller) showImport() {
 	importBtn = widget.NewButtonWithIcon("Import", theme.DownloadIcon(), nil)
 	var d *dialog.CustomDialog
 	importBtn.OnTapped = func() {
-		var skipped []string
-		servers := make([]*registry.Server, len(found))
-		for i, s := range found {
-			servers[i] = s.Clone() // a failed import leaves what is shown as it was
-		}
-		var moved *app.MovedSecrets
-		if keep.Checked && len(app.LiteralSecrets(servers)) > 0 {
-			st, err := app.OpenSecrets(c.env)
-			if err != nil {
-				c.showError(fmt.Errorf("keep the imported secrets in the keyring: %w (untick %q to write them into servers.toml)", err, keyringLabel))
-				return
-			}
-			moved = app.MoveToKeyring(servers, st)
-			if err := moved.Persist(); err != nil {
-				c.showError(err)
-				return
-			}
-		}
-		err := c.updateConfig(func(cfg *registry.Config) error {
-			for _, s := range servers {
-				if i := slices.IndexFunc(cfg.Servers, func(o *registry.Server) bool { return o.Name == s.Name }); i >= 0 {
-					if replace.Checked {
-						cfg.Servers[i] = s
-					} else {
-						skipped = append(skipped, s.Name)
-					}
-					continue
-				}
-				cfg.Servers = append(cfg.Servers, s)
-			}
-			return nil
-		})
+		skipped, err := c.importServers(found, keep.Checked, replace.Checked)
 		if err != nil {
-			if moved != nil {
-				moved.Undo()
-			}
 			c.showError(err)
 			return
 		}
