@@ -27,6 +27,7 @@ import (
 	"mcptray/assets"
 	"mcptray/control"
 	"mcptray/registry"
+	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
 
@@ -37,6 +38,12 @@ type controller struct {
 	eng     control.Engine
 	cfgPath string
 	env     *app.Env
+
+	// held are the tools the approvals file holds back, as last read
+	// (every heldPoll, window open or not); trust is that file, opened on
+	// first use.
+	held  []tooltrust.Held
+	trust *tooltrust.Store
 
 	snap supervisor.Snapshot // as shown
 	// engineSnap is the engine's snapshot last applied (snap is what was
@@ -179,8 +186,8 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 			queued.Store(true)
 			c.ui(func() {
 				defer queued.Store(false)
-				if held && c.main != nil {
-					c.main.held.refresh()
+				if held {
+					c.refreshHeld()
 				}
 				if snap != nil {
 					c.apply(*snap)
@@ -251,11 +258,17 @@ func (c *controller) apply(snap supervisor.Snapshot) {
 	warning, level = joinLines(restarting, warning), max(level, restartLevel)
 	if desk, ok := c.app.(desktop.App); ok {
 		h := max(aggregate(snap), level)
+		if len(c.held) > 0 {
+			h = max(h, healthWarn) // tools wait for the person
+		}
 		if h != c.trayState {
 			c.trayState = h
 			c.setTrayIcon(desk, h)
 		}
 		tip := trayTooltip(snap, warning)
+		if len(c.held) > 0 {
+			tip += "\n" + heldWords(len(c.held))
+		}
 		if restarting == "" {
 			tip = c.host.tooltip(tip)
 		}
@@ -374,6 +387,8 @@ func (c *controller) trayActions() trayActions {
 		reload:      c.reloadConfig,
 		quit:        c.quit,
 		stopAll:     c.stopAllAction(),
+		held:        len(c.held),
+		reviewHeld:  c.reviewHeld,
 	}
 }
 

@@ -31,7 +31,6 @@ const heldPoll = 3 * time.Second
 // heldBanner is the line above the server list while tools are held.
 type heldBanner struct {
 	c       *controller
-	store   *tooltrust.Store
 	held    []tooltrust.Held
 	label   *widget.Label
 	content *fyne.Container
@@ -50,12 +49,13 @@ func newHeldBanner(c *controller) *heldBanner {
 	return b
 }
 
-// open opens the approvals file of the config (nil when it cannot be).
-func (b *heldBanner) open() *tooltrust.Store {
-	if b.store != nil {
-		return b.store
+// trustStore opens the approvals file of the config (nil when it cannot
+// be), once (UI thread).
+func (c *controller) trustStore() *tooltrust.Store {
+	if c.trust != nil {
+		return c.trust
 	}
-	cfg, err := registry.Load(b.c.cfgPath)
+	cfg, err := registry.Load(c.cfgPath)
 	if err != nil {
 		return nil
 	}
@@ -63,19 +63,46 @@ func (b *heldBanner) open() *tooltrust.Store {
 	if err != nil {
 		return nil
 	}
-	b.store = st
+	c.trust = st
 	return st
 }
 
-// refresh re-reads the file and shows the count (UI thread).
-func (b *heldBanner) refresh() {
-	st := b.open()
+// refreshHeld re-reads the approvals file: the window's line, the tray's
+// item, tooltip and icon follow it (UI thread).
+func (c *controller) refreshHeld() {
+	st := c.trustStore()
 	if st == nil {
 		return
 	}
 	_, _ = st.Reload()
-	b.show(st.List())
+	held := st.List()
+	changed := len(held) != len(c.held)
+	c.held = held
+	if c.main != nil {
+		c.main.held.show(held)
+	}
+	if changed && c.engineSnap.Servers != nil {
+		c.apply(c.engineSnap)
+	}
 }
+
+// reviewHeld opens the window on the held tools' review (the tray's item).
+func (c *controller) reviewHeld() {
+	c.openMain()
+	c.refreshHeld()
+	c.main.held.showReview()
+}
+
+// heldWords say how many tools wait for approval.
+func heldWords(n int) string {
+	return present.Plural(n, "tool") + " held for your approval"
+}
+
+// open is the approvals file (nil when it cannot be read).
+func (b *heldBanner) open() *tooltrust.Store { return b.c.trustStore() }
+
+// refresh re-reads the file and shows the count (UI thread).
+func (b *heldBanner) refresh() { b.c.refreshHeld() }
 
 func (b *heldBanner) show(held []tooltrust.Held) {
 	b.held = held
@@ -83,7 +110,7 @@ func (b *heldBanner) show(held []tooltrust.Held) {
 	if len(held) == 0 {
 		b.content.Hide()
 	} else {
-		b.label.SetText(present.Plural(len(held), "tool") + " held for your approval")
+		b.label.SetText(heldWords(len(held)))
 		b.content.Show()
 	}
 	if was != b.content.Visible() && b.relayout != nil {
@@ -197,5 +224,5 @@ func (r *heldReview) approve(server, tool string) {
 		r.b.c.showError(err)
 		return
 	}
-	r.b.show(st.List())
+	r.b.c.refreshHeld()
 }

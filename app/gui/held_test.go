@@ -46,6 +46,23 @@ func TestHeldToolsReviewAndApprove(t *testing.T) {
 	if !b.content.Visible() || b.label.Text != "1 tool held for your approval" {
 		t.Fatalf("held line %q (visible %v)", b.label.Text, b.content.Visible())
 	}
+	// The tray says it under the counts, and its item opens the review.
+	c.apply(c.eng.Snapshot())
+	menu := buildTrayMenu(c.snap, nil, "", c.trayActions())
+	var labels []string
+	for _, it := range menu.Items {
+		labels = append(labels, it.Label)
+	}
+	if len(labels) < 3 || !strings.HasPrefix(labels[1], "1 ready") || labels[2] != "1 tool held for your approval…" || menu.Items[2].Action == nil {
+		t.Fatalf("the tray's lines are %q: no held tools under the counts", labels)
+	}
+	menu.Items[2].Action()
+	if !strings.Contains(overlayText(c.win), "read · held since") {
+		t.Fatalf("the tray's held item did not open the review:\n%s", overlayText(c.win))
+	}
+	c.win.Canvas().Overlays().Top().Hide()
+	c.win.Canvas().Overlays().Remove(c.win.Canvas().Overlays().Top())
+	c.main.held.review = nil
 	tapWindowButton(t, c, "Review…")
 	text := overlayText(c.win)
 	for _, want := range []string{"read · held since", "Its definition changed since it was approved", "Look closely:", "~/.ssh/id_rsa"} {
@@ -59,6 +76,9 @@ func TestHeldToolsReviewAndApprove(t *testing.T) {
 	tapOverlayButton(t, c.win, "Approve")
 	if !strings.Contains(overlayText(c.win), "No tool is held") || b.content.Visible() {
 		t.Errorf("after Approve: line visible %v, review:\n%s", b.content.Visible(), overlayText(c.win))
+	}
+	if n := c.trayActions().held; n != 0 {
+		t.Errorf("after Approve the tray still counts %d held tools", n)
 	}
 	again, err := tooltrust.Open(tooltrust.PathFor(path), nil)
 	if err != nil {

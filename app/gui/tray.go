@@ -27,6 +27,9 @@ type trayActions struct {
 	// stopAll stops the daemon's servers and quits; nil when the servers
 	// run in this app (then Quit stops them).
 	stopAll func()
+	// held is how many tools wait for approval; reviewHeld shows them.
+	held       int
+	reviewHeld func()
 }
 
 // copyClients lists the AI clients offered under "Copy config for"
@@ -97,6 +100,9 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 	}
 	if len(snap.Servers) > 0 {
 		items = append(items, trayNode{key: "counts", label: countSummary(snap), disabled: true})
+	}
+	if act.held > 0 {
+		items = append(items, trayNode{key: "held", label: heldWords(act.held) + "…", action: act.reviewHeld})
 	}
 	items = append(items, trayNode{sep: true})
 	// Problems first, then the rest, each in config order: a server
