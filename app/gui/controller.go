@@ -44,6 +44,8 @@ type controller struct {
 	// first use.
 	held  []tooltrust.Held
 	trust *tooltrust.Store
+	// profileTrace is the window on a profile's trace, while it is open.
+	profileTrace *profileTraceWindow
 
 	snap supervisor.Snapshot // as shown
 	// engineSnap is the engine's snapshot last applied (snap is what was
@@ -200,6 +202,9 @@ func (c *controller) watch(ctx context.Context, interval time.Duration) {
 				if c.main != nil && c.main.tabs.Selected() != nil && strings.HasPrefix(c.main.tabs.Selected().Text, "Log") {
 					c.main.log.followScroll()
 					go c.main.log.poll()
+				}
+				if c.profileTrace != nil {
+					c.profileTrace.view.flush()
 				}
 				if c.main != nil {
 					// The trace is followed while its tab is on screen.

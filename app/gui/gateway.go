@@ -20,6 +20,8 @@ type gatewaySource interface {
 	Gateway(ctx context.Context) (*control.GatewayInfo, error)
 	Trace(ctx context.Context, name string, since uint64) (*control.TracePage, error)
 	FollowTrace(ctx context.Context, name string, since uint64, fn func(gateway.Frame)) error
+	ProfileTrace(ctx context.Context, name string, since uint64) (*control.TracePage, error)
+	FollowProfileTrace(ctx context.Context, name string, since uint64, fn func(gateway.Frame)) error
 }
 
 // gatewayPoll is how often the app asks the daemon for its client sessions.

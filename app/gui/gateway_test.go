@@ -324,6 +324,37 @@ func TestClientsAndTraceFromARealDaemon(t *testing.T) {
 		t.Errorf("selected frame's detail %q", tv.detail.Text)
 	}
 
+	// A profile's trace, from the Profiles dialog: the frames of its
+	// aggregate sessions, a call to demo__echo among them.
+	agg := exec.Command(u.bin, "connect", "--profile", "default")
+	agg.Env = u.env
+	actx, acancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer acancel()
+	acs, err := mcp.NewClient(&mcp.Implementation{Name: "delta", Version: "1.0"}, nil).Connect(actx, &mcp.CommandTransport{Command: agg}, nil)
+	if err != nil {
+		t.Fatalf("mcptray connect --profile default: %v", err)
+	}
+	defer acs.Close()
+	if res, err := acs.CallTool(actx, &mcp.CallToolParams{Name: "demo__echo", Arguments: map[string]any{"message": "through the profile"}}); err != nil || res.IsError {
+		t.Fatalf("demo__echo through the aggregate: %v %+v", err, res)
+	}
+	c.showProfiles()
+	tapOverlayButton(t, c.win, "Trace…")
+	pt := c.profileTrace
+	if pt == nil || pt.view.server != "default" || !pt.view.profile {
+		t.Fatalf("Trace… in the Profiles dialog opened %+v", pt)
+	}
+	tv = pt.view
+	waitTrace("the profile's call", func() bool {
+		return shownWith(func(f gateway.Frame) bool {
+			return f.Method == "tools/call" && strings.Contains(f.Body, "demo__echo") && strings.Contains(f.Body, "through the profile")
+		})
+	})
+	pt.win.Close()
+	if c.profileTrace != nil || pt.view.cancel != nil {
+		t.Error("closing the profile's trace left it followed")
+	}
+
 	// Stop all servers and quit: the daemon stops its servers and exits 0.
 	c.stopAllAction()()
 	select {

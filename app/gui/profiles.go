@@ -7,9 +7,11 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"mcptray/app/present"
+	"mcptray/assets"
 	"mcptray/control"
 )
 
@@ -27,7 +29,8 @@ func (c *controller) showProfiles() {
 	}
 	for _, p := range c.gwProfiles {
 		body.Add(widget.NewSeparator())
-		body.Add(profileCard(p))
+		name := p.Profile
+		body.Add(profileCard(p, func() { c.showProfileTrace(name) }))
 	}
 	d := dialog.NewCustom("Profiles", "Close", container.NewVScroll(body), c.win)
 	d.Resize(fyne.NewSize(720, 560))
@@ -35,10 +38,11 @@ func (c *controller) showProfiles() {
 }
 
 // profileCard is one profile: its name, what it offers from which
-// servers, its sessions, how clients reach it, and what naming resolved.
-func profileCard(p control.GatewayProfile) fyne.CanvasObject {
+// servers, its sessions, how clients reach it, and what naming resolved;
+// trace opens its trace.
+func profileCard(p control.GatewayProfile, trace func()) fyne.CanvasObject {
 	title := heading(present.VisibleLine(p.Profile))
-	box := container.NewVBox(title)
+	box := container.NewVBox(container.NewBorder(nil, nil, nil, widget.NewButtonWithIcon("Trace…", theme.ListIcon(), trace), title))
 	if p.Problem != "" {
 		l := wrapped("Cannot be served: " + present.VisibleLine(p.Problem))
 		l.Importance = widget.DangerImportance
@@ -78,4 +82,40 @@ func profileCard(p control.GatewayProfile) fyne.CanvasObject {
 		box.Add(l)
 	}
 	return box
+}
+
+// profileTraceWindow is the window on a profile's trace.
+type profileTraceWindow struct {
+	win  fyne.Window
+	view *traceView
+}
+
+// showProfileTrace opens a window on profile name's trace: the frames its
+// aggregate sessions exchanged with their clients and with mcptray, as
+// `mcptray trace --profile NAME` prints them (each server's own frames
+// are in its Trace tab), followed while the window is open (UI thread).
+func (c *controller) showProfileTrace(name string) {
+	if pt := c.profileTrace; pt != nil {
+		if pt.view.server == name {
+			pt.win.RequestFocus()
+			return
+		}
+		pt.win.Close()
+	}
+	src, _ := c.eng.(gatewaySource)
+	v := newTraceView(c, src, true)
+	w := c.app.NewWindow("mcptray: trace of profile " + name)
+	w.SetIcon(assets.AppIcon)
+	w.SetContent(v.content)
+	w.Resize(fyne.NewSize(1000, 600))
+	pt := &profileTraceWindow{win: w, view: v}
+	c.profileTrace = pt
+	w.SetOnClosed(func() {
+		v.stop()
+		if c.profileTrace == pt {
+			c.profileTrace = nil
+		}
+	})
+	v.follow(name, true)
+	w.Show()
 }

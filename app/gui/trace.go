@@ -35,8 +35,11 @@ var traceColumns = []struct {
 // request. Frames arrive on a goroutine and are shown in batches from the
 // window's tick, so a busy server cannot flood the UI thread.
 type traceView struct {
-	m   *mainWindow
+	c   *controller
 	src gatewaySource // nil: no daemon, no trace
+	// profile: the frames of a profile's aggregate sessions (its clients
+	// and mcptray), not of a server.
+	profile bool
 
 	mu      sync.Mutex // guards the fields below, written by the follower
 	gen     int        // the follower's generation: an older one's frames are dropped
@@ -62,8 +65,8 @@ type traceView struct {
 	content    fyne.CanvasObject
 }
 
-func newTraceView(m *mainWindow, src gatewaySource) *traceView {
-	v := &traceView{m: m, src: src, hideHealth: true}
+func newTraceView(c *controller, src gatewaySource, profile bool) *traceView {
+	v := &traceView{c: c, src: src, profile: profile, hideHealth: true}
 	v.table = widget.NewTableWithHeaders(
 		func() (int, int) { return len(v.shown), len(traceColumns) },
 		func() fyne.CanvasObject {
@@ -155,12 +158,17 @@ func (v *traceView) stop() {
 	}
 }
 
-// run reads server name's trace, then follows it until ctx ends; a lost
-// stream (the daemon restarting) is taken up again each second.
+// run reads server (or profile) name's trace, then follows it until ctx
+// ends; a lost stream (the daemon restarting) is taken up again each
+// second.
 func (v *traceView) run(ctx context.Context, name string, gen int) {
+	read, follow := v.src.Trace, v.src.FollowTrace
+	if v.profile {
+		read, follow = v.src.ProfileTrace, v.src.FollowProfileTrace
+	}
 	var since uint64
 	for {
-		page, err := v.src.Trace(ctx, name, since)
+		page, err := read(ctx, name, since)
 		if err == nil {
 			if page.Next < since {
 				// A new daemon numbers its frames from 1 again.
@@ -169,7 +177,7 @@ func (v *traceView) run(ctx context.Context, name string, gen int) {
 			}
 			v.add(gen, page.Frames, "")
 			since = page.Next
-			err = v.src.FollowTrace(ctx, name, since, func(f gateway.Frame) {
+			err = follow(ctx, name, since, func(f gateway.Frame) {
 				since = f.Seq + 1
 				v.add(gen, []gateway.Frame{f}, "")
 			})
@@ -320,7 +328,16 @@ func (v *traceView) sessionName(id string) string {
 		return "–"
 	}
 	short := strings.TrimPrefix(id, v.server)
-	for _, s := range v.m.c.gw[v.server].Sessions {
+	sessions := v.c.gw[v.server].Sessions
+	if v.profile {
+		sessions = nil
+		for _, p := range v.c.gwProfiles {
+			if p.Profile == v.server {
+				sessions = p.Sessions
+			}
+		}
+	}
+	for _, s := range sessions {
 		if s.ID == id && s.ClientName != "" {
 			return short + " " + present.VisibleLine(s.ClientName)
 		}

@@ -151,7 +151,7 @@ func newMainWindow(c *controller, win fyne.Window) *mainWindow {
 	m.clients = newClientsView()
 	m.clientsTab = container.NewTabItem("Clients", m.clients.content)
 	src, _ := c.eng.(gatewaySource)
-	m.trace = newTraceView(m, src)
+	m.trace = newTraceView(c, src, false)
 
 	m.tabs = container.NewAppTabs(
 		container.NewTabItem("Overview", overview),
