@@ -35,8 +35,10 @@ type daemonGateway struct {
 	port    int
 	problem string // why not listening
 	// moves hands run a listener to serve instead of the one it serves
-	// (gateway_port changed on reload).
-	moves chan endpoint
+	// (gateway_port changed on reload), while running says run serves;
+	// before and after, a move only swaps ln.
+	moves   chan endpoint
+	running bool
 }
 
 // endpoint is a listener of the local endpoint and its key.
@@ -123,9 +125,21 @@ func (d *daemonGateway) settingsChanged(cfg *registry.Config, was, now registry.
 		}
 		return []string{fmt.Sprintf("[settings] gateway_port asks for port %d, which cannot be used (%s): the local HTTP endpoint stays %s", want, why, old)}
 	}
+	prev := d.ln
 	d.ln, d.port, d.key, d.problem = ln, want, key, ""
-	d.moves <- endpoint{ln, key}
-	return []string{fmt.Sprintf("[settings] gateway_port: the local HTTP endpoint moved from %s to 127.0.0.1:%d; entries written with a URL name the old port: write them again (`mcptray install --client CLIENT`, or Export in the app); entries through `mcptray connect` are not affected", strings.TrimPrefix(old, "on "), want)}
+	if d.running {
+		// A move run has not taken yet is replaced by this one (its
+		// listener closed), so the send never waits.
+		select {
+		case ep := <-d.moves:
+			ep.ln.Close()
+		default:
+		}
+		d.moves <- endpoint{ln, key}
+	} else if prev != nil {
+		prev.Close() // run serves d.ln when it starts
+	}
+	return []string{fmt.Sprintf("[settings] gateway_port: the local HTTP endpoint moved from %s to 127.0.0.1:%d; entries written with a URL name the old port: write them again (`mcptray install --client CLIENT --url NAME...`, or Export in the app); entries through `mcptray connect` are not affected", strings.TrimPrefix(old, "on "), want)}
 }
 
 // run serves the endpoint and follows the servers until ctx ends; a
@@ -147,10 +161,16 @@ func (d *daemonGateway) run(ctx context.Context) {
 	}
 	var hs *http.Server
 	d.mu.Lock()
+	d.running = true
 	if d.ln != nil {
 		hs = serve(endpoint{d.ln, d.key})
 	}
 	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.running = false
+		d.mu.Unlock()
+	}()
 	for {
 		select {
 		case ep := <-d.moves:
@@ -159,6 +179,14 @@ func (d *daemonGateway) run(ctx context.Context) {
 			}
 			hs = serve(ep)
 		case <-ctx.Done():
+			d.mu.Lock()
+			d.running = false
+			select {
+			case ep := <-d.moves: // a move that came too late to be served
+				ep.ln.Close()
+			default:
+			}
+			d.mu.Unlock()
 			if hs != nil {
 				stop(hs)
 			}

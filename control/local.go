@@ -302,7 +302,7 @@ func (l *Local) applySettings(now registry.Settings) []string {
 			{"log_limit", fmt.Sprint(a.LogLimitBytes) + " bytes", fmt.Sprint(b.LogLimitBytes) + " bytes"},
 		} {
 			if c.was != c.now {
-				notes = append(notes, fmt.Sprintf("[settings] %s is now %s (was %s): it applies from each server's next handshake, probe and log line", c.key, c.now, c.was))
+				notes = append(notes, fmt.Sprintf("[settings] %s is now %s (was %s): it applies to what each server does next (a handshake, a probe, a stderr line; a probe already scheduled keeps its time)", c.key, c.now, c.was))
 			}
 		}
 	}

@@ -190,7 +190,7 @@ func diagConnect(name string, err error, timedOut bool) *healthcheck.Diagnosis {
 	return &healthcheck.Diagnosis{
 		Code:    healthcheck.CodeNotMCP,
 		Message: "the MCP handshake failed: " + err.Error(),
-		Fix:     fmt.Sprintf("Check that the command starts an MCP server (`mcptray check %s`, or Check all in the app, shows what it sent).", name),
+		Fix:     fmt.Sprintf("Check that the command starts an MCP server (`mcptray check %s`, or Test in the server's Edit form in the app, shows what it sent).", name),
 	}
 }
 

@@ -15,15 +15,6 @@ import (
 // unit is one configured server. Commands set its wishes under mu and kick
 // its goroutine, which alone owns the process, the health session and the
 // restart bookkeeping.
-// configName is the name of the configured server u runs: its own, or
-// the one a per-session instance was made from.
-func (u *unit) configName() string {
-	if u.instanceOf != "" {
-		return u.instanceOf
-	}
-	return u.name
-}
-
 type unit struct {
 	sup  *Supervisor
 	name string
@@ -66,6 +57,15 @@ type unit struct {
 	probes   healthcheck.ProbeHistory
 	down     bool      // crashed, failed or unhealthy since it was last ready
 	flapped  time.Time // when a recovery was last announced as flapping
+}
+
+// configName is the name of the configured server u runs: its own, or
+// the one a per-session instance was made from.
+func (u *unit) configName() string {
+	if u.instanceOf != "" {
+		return u.instanceOf
+	}
+	return u.name
 }
 
 // newUnit makes the unit of srv; instanceOf names the configured server

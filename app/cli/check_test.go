@@ -360,4 +360,21 @@ func TestCheckListsWhatClientsSee(t *testing.T) {
 	if !slices.Equal(checked, listed) {
 		t.Errorf("check lists %d tools %q;\na client offering what the gateway offers is listed %d: %q", len(checked), checked, len(listed), listed)
 	}
+	// What makes the test worth running: the server lists fewer to a
+	// client offering nothing.
+	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command("node", everything, "stdio")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	n := 0
+	for _, err := range bare.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n >= len(listed) {
+		t.Errorf("server-everything lists %d tools to a client offering nothing, %d to one offering sampling, elicitation and roots: the test no longer tells the two apart", n, len(listed))
+	}
 }

@@ -131,6 +131,9 @@ func TestGatewayPortSetting(t *testing.T) {
 func TestGatewayPortChangedOnReload(t *testing.T) {
 	d := newDaemonEnv(t)
 	first, second := freePort(t), freePort(t)
+	for second == first {
+		second = freePort(t)
+	}
 	config := func(port int, probe string) string {
 		return fmt.Sprintf("[settings]\ngateway_port = %d\nprobe_interval = %q\n\n[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n", port, probe, d.bin)
 	}
@@ -508,10 +511,6 @@ func canonical(s string) string {
 	return string(b)
 }
 
-// A go-sdk client through `mcptray connect` sees what it sees direct:
-// the same tools, resources, templates, prompts and results, in either
-// era (server-everything speaks only the initialize era: a 2026-07-28
-// client is bridged).
 // fullClient is a client that offers what the gateway offers a server
 // (sampling, elicitation, roots): server-everything lists tools by what
 // its client offers.
@@ -533,6 +532,10 @@ func fullClient(name string) *mcp.Client {
 	return c
 }
 
+// A go-sdk client through `mcptray connect` sees what it sees direct:
+// the same tools, resources, templates, prompts and results, in either
+// era (server-everything speaks only the initialize era: a 2026-07-28
+// client is bridged).
 func TestConnectIsTransparent(t *testing.T) {
 	everything := testServers(t)
 	d := newDaemonEnv(t)

@@ -11,10 +11,12 @@ import (
 
 const reloadHelp = `Added servers start, removed ones stop, changed ones restart, the rest are
 left alone. A file with a syntax error changes nothing; servers with errors
-are kept but not started (exit 1). Changed [settings] apply at once, each
-said: the timeouts, probe interval and log limits from each server's next
-handshake, probe and log line; gateway_port moves the local HTTP endpoint
-(entries written with its URL then need writing again).`
+are kept but not started (exit 1). Changed [settings] apply at once: the
+timeouts, probe interval and log limits from each server's next handshake,
+probe and log line; gateway_port moves the local HTTP endpoint (entries
+written with its URL then need writing again). Each change is said in the
+daemon's log (daemon.log beside its socket) and, when this reload is the
+one that finds it, here; the daemon applies a saved file by itself too.`
 
 func reloadFlags(fs *flag.FlagSet) runFunc {
 	return func(ctx context.Context, env *app.Env, args []string) error {

@@ -272,7 +272,11 @@ func (c *controller) newRegistryPane(added func([]string)) *registryPane {
 		}
 	}
 	p.add = widget.NewButton("Add", p.addPicked)
-	p.fields.onSubmit = p.addPicked
+	p.fields.onSubmit = func() {
+		if !p.add.Disabled() { // not while one runs
+			p.addPicked()
+		}
+	}
 	p.add.Importance = widget.HighImportance
 	p.add.Disable()
 	all := widget.NewButton("List all", func() {
@@ -500,7 +504,11 @@ func (c *controller) newBundlePane(added func([]string)) *bundlePane {
 		d.Show()
 	})
 	p.add = widget.NewButton("Add", p.addBundle)
-	p.fields.onSubmit = p.addBundle
+	p.fields.onSubmit = func() {
+		if !p.add.Disabled() { // not while one runs
+			p.addBundle()
+		}
+	}
 	p.add.Importance = widget.HighImportance
 	p.add.Disable()
 	p.content = container.NewVScroll(container.NewVBox(p.status, container.NewHBox(choose), p.detail, p.fields.content, container.NewHBox(p.add)))
@@ -645,8 +653,9 @@ func (c *controller) dropped(uris []fyne.URI) {
 	}
 	path := files[0].Path()
 	if strings.EqualFold(files[0].Extension(), ".mcpb") {
-		c.openAddTab(1)
-		c.adding.bundle.open(path)
+		if c.openAddTab(1) {
+			c.adding.bundle.open(path)
+		}
 		return
 	}
 	text, err := readDropped(path)
@@ -654,17 +663,22 @@ func (c *controller) dropped(uris []fyne.URI) {
 		c.showError(err)
 		return
 	}
-	c.openAddTab(2)
-	c.adding.paste.text.SetText(text)
+	if c.openAddTab(2) {
+		c.adding.paste.text.SetText(text)
+	}
 }
 
 // openAddTab shows the Add server dialog, opening it when it is not
-// shown, at tab i.
-func (c *controller) openAddTab(i int) {
+// shown, at tab i; false when it could not be opened.
+func (c *controller) openAddTab(i int) bool {
 	if c.adding == nil || c.adding.closed || c.win == nil {
 		c.editServer("", false)
 	}
+	if c.adding == nil || c.adding.closed {
+		return false // the dialog could not open; it said why
+	}
 	c.adding.tabs.SelectIndex(i)
+	return true
 }
 
 // readDropped reads a dropped file that should hold a server's entry:

@@ -557,7 +557,7 @@ func (c *controller) closeMain() {
 	}
 	w := c.win
 	c.main.trace.stop()
-	c.win, c.main, c.form = nil, nil, nil
+	c.win, c.main, c.form, c.adding = nil, nil, nil, nil
 	w.Close()
 	stopped := c.stopTrials()
 	go func() {

@@ -20,6 +20,7 @@ import (
 	"mcptray/app/present"
 	"mcptray/registry"
 	"mcptray/registry/clients"
+	"mcptray/registry/secrets"
 )
 
 func init() {
@@ -511,33 +512,37 @@ func (c *controller) importServers(found []*registry.Server, toKeyring, replace 
 	for i, s := range found {
 		servers[i] = s.Clone() // a failed import leaves what is shown as it was
 	}
-	var moved *app.MovedSecrets
+	var st secrets.Store
 	if toKeyring && len(app.LiteralSecrets(servers)) > 0 {
-		st, err := app.OpenSecrets(c.env)
-		if err != nil {
+		if st, err = app.OpenSecrets(c.env); err != nil {
 			return nil, fmt.Errorf("keep the imported secrets in the keyring: %w (untick %q to write them into servers.toml)", err, keyringLabel)
 		}
-		moved = app.MoveToKeyring(servers, st)
-		if err := moved.Persist(); err != nil {
-			return nil, err
-		}
 	}
+	var moved *app.MovedSecrets
 	err = c.updateConfig(func(cfg *registry.Config) error {
+		skipped = nil
+		var taken []*registry.Server // added or replacing: only their secrets move
 		for _, s := range servers {
 			if i := slices.IndexFunc(cfg.Servers, func(o *registry.Server) bool { return o.Name == s.Name }); i >= 0 {
 				if replace {
 					cfg.Servers[i] = s
+					taken = append(taken, s)
 				} else {
 					skipped = append(skipped, s.Name)
 				}
 				continue
 			}
 			cfg.Servers = append(cfg.Servers, s)
+			taken = append(taken, s)
+		}
+		if st != nil && len(app.LiteralSecrets(taken)) > 0 {
+			moved = app.MoveToKeyring(taken, st)
+			return moved.Persist() // before the save: a failure writes nothing
 		}
 		return nil
 	})
-	if err != nil && moved != nil {
-		moved.Undo()
+	if err != nil && moved != nil && !errors.Is(err, errSavedNotApplied) {
+		moved.Undo() // servers.toml does not refer to them
 	}
 	return skipped, err
 }

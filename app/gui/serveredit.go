@@ -2,6 +2,7 @@ package gui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -235,6 +236,10 @@ func (c *controller) saveServer(replace string, s *registry.Server) error {
 // edit (a daemon's engine too: the app must not reload on top); only an
 // engine that cannot follow its file is told to read it. A file that does
 // not load is not touched.
+// errSavedNotApplied is updateConfig's error when the file was written
+// but the engine did not take it.
+var errSavedNotApplied = errors.New("saved, but not applied")
+
 func (c *controller) updateConfig(change func(cfg *registry.Config) error) error {
 	c.saveMu.Lock()
 	defer c.saveMu.Unlock()
@@ -252,7 +257,7 @@ func (c *controller) updateConfig(change func(cfg *registry.Config) error) error
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		if _, err := c.eng.Reload(ctx); err != nil {
-			return fmt.Errorf("saved, but not applied: %w", err)
+			return fmt.Errorf("%w: %w", errSavedNotApplied, err)
 		}
 	}
 	return nil

@@ -358,15 +358,16 @@ func confirmButton(t *testing.T, w fyne.Window, text string) {
 }
 
 // TestElicitationDialog: server-everything offers trigger-elicitation-request
-// only to a session that answers elicitation, as the window's calls do; it
-// joins the Tools tab after the first call, and running it opens a dialog
-// made from the requested schema, whose answers go back to the server.
+// only to a session that answers elicitation, as the window's calls and
+// mcptray's checks do, so the Tools tab lists it from the start; running
+// it opens a dialog made from the requested schema, whose answers go back
+// to the server.
 func TestElicitationDialog(t *testing.T) {
 	c, m, wait := tryWindow(t, "everything")
 	asked := make(chan struct{}, 4)
 	c.afterElicit = func() { asked <- struct{}{} }
-	if m.tools.selectKey("trigger-elicitation-request") {
-		t.Fatal("the health check's catalog lists a tool offered only to sessions that answer elicitation")
+	if !m.tools.selectKey("trigger-elicitation-request") {
+		t.Fatal("the catalog lacks the tool offered only to sessions that answer elicitation: the check did not offer elicitation")
 	}
 	p := toolPanelOf(t, m, "get-tiny-image")
 	test.Tap(p.run.button)

@@ -14,6 +14,14 @@ import (
 // SnippetName names an entry pasted without a name of its own.
 const SnippetName = "pasted"
 
+// snippetRemedies are the fixes a snippet's warnings offer: what is added
+// from it is not imported, so no --keyring applies.
+var snippetRemedies = Remedies{
+	Reveal:  CommandLineRemedies.Reveal,
+	Through: CommandLineRemedies.Through,
+	Keyring: "keep it in the keyring once added (`mcptray secret set NAME`) and write ${keyring:NAME} in its place",
+}
+
 // ParseSnippet reads servers a person copied from an AI client's config or
 // a README, in any shape mcptray imports: a whole file's JSON
 // ({"mcpServers": {…}}, VS Code's {"servers": {…}}), a named entry
@@ -35,7 +43,7 @@ func ParseSnippet(text string) (*Imported, error) {
 	if err != nil {
 		return nil, err
 	}
-	im, err := c.Import("the pasted text", []byte(data), nil)
+	im, err := c.Import("the pasted text", []byte(data), &Options{Remedies: &snippetRemedies})
 	if err != nil {
 		return nil, err
 	}
