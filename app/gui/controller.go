@@ -46,6 +46,9 @@ type controller struct {
 	trust *tooltrust.Store
 	// profileTrace is the window on a profile's trace, while it is open.
 	profileTrace *profileTraceWindow
+	// escapes are the open dialogs Escape closes, the top one last
+	// (showEscapable).
+	escapes []dialog.Dialog
 
 	snap supervisor.Snapshot // as shown
 	// engineSnap is the engine's snapshot last applied (snap is what was
@@ -421,7 +424,7 @@ func (c *controller) showError(err error) {
 		width := canvas.NewRectangle(color.Transparent)
 		width.SetMinSize(fyne.NewSize(460, 0)) // the width the text wraps at
 		d := dialog.NewCustom("mcptray could not do that", "Close", container.NewVBox(width, msg), c.win)
-		d.Show()
+		c.showEscapable(d, nil)
 		c.lastError = err.Error()
 		return
 	}
@@ -550,6 +553,21 @@ func (c *controller) openMain() {
 	c.win.RequestFocus()
 }
 
+// showEscapable shows d, which Escape closes as its Close button does;
+// onClosed, when set, runs as it closes (UI thread).
+func (c *controller) showEscapable(d dialog.Dialog, onClosed func()) {
+	c.escapes = append(c.escapes, d)
+	d.SetOnClosed(func() {
+		if i := slices.Index(c.escapes, d); i >= 0 {
+			c.escapes = slices.Delete(c.escapes, i, i+1)
+		}
+		if onClosed != nil {
+			onClosed()
+		}
+	})
+	d.Show()
+}
+
 // closeMain closes the main window and releases it (UI thread).
 func (c *controller) closeMain() {
 	if c.win == nil {
@@ -557,7 +575,7 @@ func (c *controller) closeMain() {
 	}
 	w := c.win
 	c.main.trace.stop()
-	c.win, c.main, c.form, c.adding = nil, nil, nil, nil
+	c.win, c.main, c.form, c.adding, c.escapes = nil, nil, nil, nil, nil
 	w.Close()
 	stopped := c.stopTrials()
 	go func() {

@@ -198,7 +198,7 @@ func (c *controller) showExport(name string) {
 	}
 	d := dialog.NewCustom("Export to an AI client", "Close", e.content, c.win)
 	d.Resize(fyne.NewSize(820, 640))
-	d.Show()
+	c.showEscapable(d, nil)
 }
 
 func (c *controller) newExportDialog(names, ticked []string) *exportDialog {
@@ -649,5 +649,5 @@ func (c *controller) showImport() {
 	d = dialog.NewCustomWithoutButtons("Import from an AI client", content, c.win)
 	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Cancel", func() { d.Hide() }), importBtn})
 	d.Resize(fyne.NewSize(760, 520))
-	d.Show()
+	c.showEscapable(d, nil)
 }

@@ -137,11 +137,10 @@ func (b *heldBanner) showReview() {
 	r := &heldReview{b: b, list: container.NewVBox()}
 	r.show(b.held)
 	d := dialog.NewCustom("Held tools", "Close", container.NewVScroll(r.list), b.c.win)
-	d.SetOnClosed(func() { b.review = nil })
 	d.Resize(fyne.NewSize(760, 600))
 	r.d = d
 	b.review = r
-	d.Show()
+	b.c.showEscapable(d, func() { b.review = nil })
 }
 
 // heldWhy says why a tool is held, in the window's words.

@@ -1,6 +1,7 @@
 package gui
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,5 +290,27 @@ func TestCtrlWClosesTheWindow(t *testing.T) {
 	c.openMain() // opens anew
 	if c.win == nil || c.main == nil {
 		t.Fatal("the window does not open again after Ctrl+W")
+	}
+}
+
+// Escape closes the dialog on top, as its Close button does: the one on
+// top first, then the one under it.
+func TestEscapeClosesDialogs(t *testing.T) {
+	eng := newFakeEngine(sampleSnapshot())
+	c := newTestController(t, eng, "")
+	c.apply(eng.Snapshot())
+	c.showProfiles()
+	c.showError(errors.New("something to say"))
+	escape := func() { c.main.typedKey(&fyne.KeyEvent{Name: fyne.KeyEscape}) }
+	if !strings.Contains(overlayText(c.win), "something to say") {
+		t.Fatalf("the error is not on top:\n%s", overlayText(c.win))
+	}
+	escape()
+	if text := overlayText(c.win); strings.Contains(text, "something to say") || !strings.Contains(text, "Profiles") {
+		t.Fatalf("after one Escape:\n%s", text)
+	}
+	escape()
+	if top := c.win.Canvas().Overlays().Top(); top != nil || len(c.escapes) != 0 {
+		t.Fatalf("after two Escapes a dialog is still open:\n%s", overlayText(c.win))
 	}
 }

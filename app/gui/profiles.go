@@ -34,7 +34,7 @@ func (c *controller) showProfiles() {
 	}
 	d := dialog.NewCustom("Profiles", "Close", container.NewVScroll(body), c.win)
 	d.Resize(fyne.NewSize(720, 560))
-	d.Show()
+	c.showEscapable(d, nil)
 }
 
 // profileCard is one profile: its name, what it offers from which
