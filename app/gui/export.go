@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"slices"
@@ -579,6 +580,10 @@ func (c *controller) showImport() {
 		importBtn.Disable()
 		cl := current
 		data, err := os.ReadFile(path.Text)
+		if errors.Is(err, fs.ErrNotExist) {
+			preview.SetText(fmt.Sprintf("%s has no config file at %s: choose another client, or type the path of the file to read.", cl.Name, path.Text))
+			return
+		}
 		if err != nil {
 			preview.SetText(err.Error())
 			return

@@ -293,6 +293,9 @@ func (v *traceView) setStatus() {
 	case v.cancel != nil:
 		s += " · following"
 	}
+	if len(v.frames) == 0 && v.profile {
+		s += ": none yet; they come as an AI client uses this profile (the entry `mcptray install` writes runs mcptray connect)"
+	}
 	v.status.SetText(s)
 }
 
