@@ -27,10 +27,14 @@ func (c *controller) showProfiles() {
 		body.Add(wrapped("No profile is served yet: the background service answers with its profiles once it runs. " +
 			"Profiles are [profiles.NAME] tables in servers.toml; every AI client reaches the default one through the one entry mcptray install writes."))
 	}
+	held := map[string]int{}
+	for _, h := range c.held {
+		held[h.Server]++
+	}
 	for _, p := range c.gwProfiles {
 		body.Add(widget.NewSeparator())
 		name := p.Profile
-		body.Add(profileCard(p, func() { c.showProfileTrace(name) }))
+		body.Add(profileCard(p, held, func() { c.showProfileTrace(name) }))
 	}
 	d := dialog.NewCustom("Profiles", "Close", container.NewVScroll(body), c.win)
 	d.Resize(fyne.NewSize(720, 560))
@@ -39,8 +43,9 @@ func (c *controller) showProfiles() {
 
 // profileCard is one profile: its name, what it offers from which
 // servers, its sessions, how clients reach it, and what naming resolved;
-// trace opens its trace.
-func profileCard(p control.GatewayProfile, trace func()) fyne.CanvasObject {
+// held counts each server's tools held for approval; trace opens its
+// trace.
+func profileCard(p control.GatewayProfile, held map[string]int, trace func()) fyne.CanvasObject {
 	title := heading(present.VisibleLine(p.Profile))
 	box := container.NewVBox(container.NewBorder(nil, nil, nil, widget.NewButtonWithIcon("Trace…", theme.ListIcon(), trace), title))
 	if p.Problem != "" {
@@ -58,6 +63,9 @@ func profileCard(p control.GatewayProfile, trace func()) fyne.CanvasObject {
 			line += fmt.Sprintf(": %s", present.Plural(s.Tools, "tool"))
 			if s.Catalogue == "remembered" {
 				line += " (as last seen: it starts with its first call)"
+			}
+			if n := held[s.Name]; n > 0 {
+				line += fmt.Sprintf(", and %d held for your approval (Review… in the window)", n)
 			}
 		case s.Why != "":
 			line += ": not offered, " + present.VisibleLine(s.Why)
