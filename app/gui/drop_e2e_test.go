@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"mcptray/control"
 	"mcptray/internal/testenv"
 )
 
@@ -32,29 +31,11 @@ func TestDropABundleEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle := echoBundle(t)
-	cmd := exec.Command(filepath.Join(bin, "mcptray"), "gui", "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill() // no-op once it exited
-		<-exited
-	})
-	sock := filepath.Join(dir, ".cache", "mcptray", control.SocketName)
-	t.Cleanup(func() { stopDaemon(sock) })
-
+	a := startApp(t, bin, dir, cfg)
+	pid, stderr := a.pid, a.stderr
 	waitMenu(t, pid, "the tray", func(items []menuItem) bool { _, ok := labelWith(items, "Open mcptray"); return ok })
 	id := mainWindowID(t)
-	if out, err := exec.Command("xdotool", "windowsize", "--sync", id, "1100", "700").CombinedOutput(); err != nil {
-		t.Fatalf("xdotool windowsize: %v: %s", err, out)
-	}
+	xdotool(t, "windowsize", "--sync", id, "1100", "700")
 	time.Sleep(500 * time.Millisecond) // let it lay out at that size
 	if out, err := exec.Command(python, filepath.Join("testdata", "xdnd.py"), id, bundle).CombinedOutput(); err != nil {
 		t.Fatalf("drop %s on the window: %v: %s\n%s", bundle, err, out, stderr.String())
@@ -64,14 +45,12 @@ func TestDropABundleEndToEnd(t *testing.T) {
 		shot = filepath.Join(d, "drop-bundle.png")
 	}
 	screenshot(t, id, shot)
-	if out, err := exec.Command("xdotool", "key", "--window", id, "Return").CombinedOutput(); err != nil {
-		t.Fatalf("xdotool key Return: %v: %s", err, out)
-	}
+	xdotool(t, "key", "--window", id, "Return")
 	testenv.Eventually(t, 30*time.Second, func() bool {
 		b, _ := os.ReadFile(cfg)
 		return strings.Contains(string(b), `source = "mcpb:mcptray-echo@1.0.0"`)
 	}, "Enter after the drop did not add the bundle's entry to servers.toml (picture: %s)\n%s", shot, stderr.String())
-	if _, err := os.Stat(filepath.Join(dir, "data", "mcptray", "bundles", "mcptray-echo", "1.0.0", "server", "index.js")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, ".local", "share", "mcptray", "bundles", "mcptray-echo", "1.0.0", "server", "index.js")); err != nil {
 		t.Errorf("the bundle is not unpacked: %v", err)
 	}
 	waitMenu(t, pid, "the dropped bundle's server ready", func(items []menuItem) bool {

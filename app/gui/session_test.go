@@ -546,29 +546,12 @@ func TestSessionScreenshotTrayMenu(t *testing.T) {
 	if dir == "" {
 		t.Skip("set MCPTRAY_SCREENSHOTS to a folder for the pictures")
 	}
-	needSession(t)
-	bin := binaries(t)
-	startOpenbox(t)
-	startTrayHost(t)
-	startDunst(t)
-	home := t.TempDir()
-	cfg, demos := sessionServers(t, bin, home, 30)
-	a := startApp(t, bin, home, cfg, "--hide")
-	waitMenu(t, a.pid, "demos ready", func(items []menuItem) bool {
-		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
-		return ok
-	})
+	startThirtyInTheTray(t)
 	// The host's bar is along the bottom of the screen; the app's icon
 	// is its first.
-	xdo := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
-			t.Fatalf("xdotool %v: %v: %s", args, err, out)
-		}
-	}
 	out, _ := exec.Command("xdotool", "search", "--class", "gtk-sni-tray-standalone").Output()
 	t.Logf("tray host windows: %q", out)
-	xdo("mousemove", "12", "790", "click", "1")
+	xdotool(t, "mousemove", "12", "790", "click", "1")
 	time.Sleep(time.Second) // let the host draw its menu: a picture, not a state
 	shot := filepath.Join(dir, "tray-host-menu-30.png")
 	if out, err := exec.Command("/usr/bin/import", "-window", "root", shot).CombinedOutput(); err != nil {
@@ -628,11 +611,19 @@ func TestSessionIdleCPU(t *testing.T) {
 	idleCPU(t, bin, 30, window)
 }
 
-// TestSessionOpenFromTheTrayHost: "Open mcptray", chosen 20 times in the
-// real tray host's menu (a click on the app's icon, then the menu's first
-// item from the keyboard, as a person picks it) at 30 servers, opens the
-// window every time; Ctrl+W closes it in between.
-func TestSessionOpenFromTheTrayHost(t *testing.T) {
+// xdotool runs xdotool with args, failing the test if it fails.
+func xdotool(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
+		t.Fatalf("xdotool %v: %v: %s", args, err, out)
+	}
+}
+
+// startThirtyInTheTray starts a desktop session (window manager, tray host,
+// notification daemon) and the app hidden in it with the 30 servers of
+// sessionServers, and waits for the demos to be ready.
+func startThirtyInTheTray(t *testing.T) *desktopApp {
+	t.Helper()
 	needSession(t)
 	bin := binaries(t)
 	startOpenbox(t)
@@ -645,15 +636,19 @@ func TestSessionOpenFromTheTrayHost(t *testing.T) {
 		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
 		return ok
 	})
+	return a
+}
+
+// TestSessionOpenFromTheTrayHost: "Open mcptray", chosen 20 times in the
+// real tray host's menu (a click on the app's icon, then the menu's first
+// item from the keyboard, as a person picks it) at 30 servers, opens the
+// window every time; Ctrl+W closes it in between.
+func TestSessionOpenFromTheTrayHost(t *testing.T) {
+	a := startThirtyInTheTray(t)
 	// The app is the one item: the watcher lists it by its bus name.
 	testenv.Eventually(t, 20*time.Second, func() bool { return strings.Contains(registeredItems(), "':") },
 		"the tray host never registered the app's icon: %s", registeredItems())
-	xdo := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("xdotool", args...).CombinedOutput(); err != nil {
-			t.Fatalf("xdotool %v: %v: %s", args, err, out)
-		}
-	}
+	xdo := func(args ...string) { t.Helper(); xdotool(t, args...) }
 	shown := func() string {
 		out, _ := exec.Command("xdotool", "search", "--onlyvisible", "--name", "^mcptray$").Output()
 		return strings.TrimSpace(string(out))
