@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/gateway"
+	"mcptray/internal/testenv"
 )
 
 // gate is a client's end of a session's stream that can stop reading, as
@@ -162,11 +163,5 @@ func TestFrozenClientHoldsUpNoOne(t *testing.T) {
 // waitLong is waitFor for what takes many deliveries on a loaded machine.
 func waitLong(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Eventually(t, 3*time.Minute, cond, "timed out waiting for %s", what)
 }

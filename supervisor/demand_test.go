@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mcptray/internal/clock/fakeclock"
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 )
 
@@ -295,9 +296,5 @@ func TestInstanceEndsWithItsServer(t *testing.T) {
 // waitFor waits (in real time, generously) until cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited for %s", what)
-		}
-	}
+	testenv.Eventually(t, 20*time.Second, cond, "waited for %s", what)
 }
