@@ -106,18 +106,28 @@ func busHasName(name string) bool {
 // when the test ends.
 func startBackground(t *testing.T, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	stopAtCleanup(t, cmd, 5*time.Second)
+	cmd, _, _ := startBackgroundLogged(t, name, args...)
 	return cmd
 }
 
+// startBackgroundLogged is startBackground keeping what the program
+// writes on stderr, for a failure to show; exited is closed once it ended.
+func startBackgroundLogged(t *testing.T, name string, args ...string) (cmd *exec.Cmd, stderr *lockedBuffer, exited <-chan struct{}) {
+	t.Helper()
+	cmd = exec.Command(name, args...)
+	cmd.Env = os.Environ()
+	stderr = &lockedBuffer{}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = 5 * time.Second // a child left holding stderr must not hold Wait
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	return cmd, stderr, stopAtCleanup(t, cmd, 5*time.Second)
+}
+
 // stopAtCleanup ends a started program when the test ends: SIGTERM, then
-// SIGKILL after grace.
-func stopAtCleanup(t *testing.T, cmd *exec.Cmd, grace time.Duration) {
+// SIGKILL after grace; the channel is closed once it ended.
+func stopAtCleanup(t *testing.T, cmd *exec.Cmd, grace time.Duration) <-chan struct{} {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -130,15 +140,29 @@ func stopAtCleanup(t *testing.T, cmd *exec.Cmd, grace time.Duration) {
 			<-done
 		}
 	})
+	return done
 }
 
 // startTrayHost runs the tray host, with a watcher, and waits for the
 // watcher to be on the bus.
 func startTrayHost(t *testing.T) *exec.Cmd {
 	t.Helper()
-	cmd := startBackground(t, "gtk-sni-tray-standalone", "--watcher", "--bottom")
-	testenv.Eventually(t, 20*time.Second, func() bool { return busHasName("org.kde.StatusNotifierWatcher") },
-		"the tray host's watcher never took org.kde.StatusNotifierWatcher")
+	cmd, stderr, exited := startBackgroundLogged(t, "gtk-sni-tray-standalone", "--watcher", "--bottom")
+	ended := func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return false
+		}
+	}
+	// A hang guard, not a time the test claims: the host is a GTK program
+	// that a machine running the whole suite can be slow to start.
+	testenv.Eventually(t, 90*time.Second, func() bool { return busHasName("org.kde.StatusNotifierWatcher") || ended() },
+		"the tray host's watcher never took org.kde.StatusNotifierWatcher; its stderr:\n%s", stderr)
+	if !busHasName("org.kde.StatusNotifierWatcher") {
+		t.Fatalf("the tray host ended without taking org.kde.StatusNotifierWatcher (%v); its stderr:\n%s", cmd.ProcessState, stderr)
+	}
 	return cmd
 }
 
