@@ -10,13 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/app"
 	"mcptray/internal/testenv"
@@ -314,67 +311,4 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// TestCheckListsWhatClientsSee: a check offers a server what the gateway
-// offers it (sampling, elicitation, roots), so it lists the tools a
-// client reaches through mcptray: server-everything lists some only to
-// such a client (17 tools, not 13).
-func TestCheckListsWhatClientsSee(t *testing.T) {
-	bin := mcptrayBinary(t)
-	everything := testServers(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "servers.toml")
-	writeFile(t, cfg, fmt.Sprintf("[servers.everything]\ncommand = \"node\"\nargs = [%q, \"stdio\"]\n", everything))
-	cmd := exec.Command(bin, "check", "--json", "--config", cfg)
-	cmd.Env = append(os.Environ(), homeEnv(dir)...)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("check: %v\n%s", err, out)
-	}
-	var results []serverReport
-	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
-		t.Fatalf("not one report (%v):\n%s", err, out)
-	}
-	var checked []string
-	for _, tl := range results[0].Tools {
-		checked = append(checked, tl.Name)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := fullClient("direct").Connect(ctx, &mcp.CommandTransport{Command: exec.Command("node", everything, "stdio")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	var listed []string
-	for tl, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		listed = append(listed, tl.Name)
-	}
-	slices.Sort(checked)
-	slices.Sort(listed)
-	if !slices.Equal(checked, listed) {
-		t.Errorf("check lists %d tools %q;\na client offering what the gateway offers is listed %d: %q", len(checked), checked, len(listed), listed)
-	}
-	// What makes the test worth running: the server lists fewer to a
-	// client offering nothing.
-	bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command("node", everything, "stdio")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bare.Close()
-	n := 0
-	for _, err := range bare.Tools(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n >= len(listed) {
-		t.Errorf("server-everything lists %d tools to a client offering nothing, %d to one offering sampling, elicitation and roots: the test no longer tells the two apart", n, len(listed))
-	}
 }
