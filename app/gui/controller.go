@@ -92,12 +92,9 @@ type controller struct {
 	history         map[string][]*callRecord
 	lastElicitation *elicitation  // the last elicitation dialog (tests)
 	lastConfirm     dialog.Dialog // the last confirmation before a destructive action (tests)
-	// dismiss answers the confirmation on screen "no" (Escape); nil when
-	// none is.
-	dismiss       func()
-	afterCall     func() // runs once a call's outcome shows (tests)
-	afterElicit   func() // runs once an elicitation dialog shows (tests)
-	afterProgress func() // runs once a progress notification shows (tests)
+	afterCall       func()        // runs once a call's outcome shows (tests)
+	afterElicit     func()        // runs once an elicitation dialog shows (tests)
+	afterProgress   func()        // runs once a progress notification shows (tests)
 
 	// now is the clock for uptimes (tests fix it).
 	now func() time.Time
@@ -566,6 +563,22 @@ func (c *controller) showEscapable(d dialog.Dialog, onClosed func()) {
 		}
 	})
 	d.Show()
+}
+
+// escapeTop closes the dialog on top, as Escape does (a confirmation
+// answers "no"); false when none is open (UI thread).
+func (c *controller) escapeTop() bool {
+	n := len(c.escapes)
+	if n == 0 {
+		return false
+	}
+	c.escapes[n-1].Hide()
+	return true
+}
+
+// onTop reports whether d is the dialog on top of those Escape closes.
+func (c *controller) onTop(d dialog.Dialog) bool {
+	return len(c.escapes) > 0 && c.escapes[len(c.escapes)-1] == d
 }
 
 // closeMain closes the main window and releases it (UI thread).

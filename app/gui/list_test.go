@@ -297,7 +297,9 @@ func TestCtrlWClosesTheWindow(t *testing.T) {
 // top first, then the one under it.
 func TestEscapeClosesDialogs(t *testing.T) {
 	eng := newFakeEngine(sampleSnapshot())
-	c := newTestController(t, eng, "")
+	path := filepath.Join(t.TempDir(), "servers.toml")
+	os.WriteFile(path, nil, 0o600)
+	c := newTestController(t, eng, path)
 	c.apply(eng.Snapshot())
 	c.showProfiles()
 	c.showError(errors.New("something to say"))
@@ -312,5 +314,19 @@ func TestEscapeClosesDialogs(t *testing.T) {
 	escape()
 	if top := c.win.Canvas().Overlays().Top(); top != nil || len(c.escapes) != 0 {
 		t.Fatalf("after two Escapes a dialog is still open:\n%s", overlayText(c.win))
+	}
+
+	// Over the Add dialog, which takes the keys while it is open, too.
+	c.editServer("", false)
+	c.showError(errors.New("over the form"))
+	key := func(name fyne.KeyName) { c.win.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: name}) }
+	key(fyne.KeyReturn) // the form is not on top: Enter saves nothing
+	key(fyne.KeyEscape)
+	if text := overlayText(c.win); strings.Contains(text, "over the form") || c.adding.closed {
+		t.Fatalf("Escape over the Add dialog: error still shown %v, Add dialog closed %v", strings.Contains(text, "over the form"), c.adding.closed)
+	}
+	key(fyne.KeyEscape)
+	if !c.adding.closed || len(c.escapes) != 0 {
+		t.Errorf("a second Escape left the Add dialog open (%d dialogs)", len(c.escapes))
 	}
 }

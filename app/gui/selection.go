@@ -121,14 +121,8 @@ func (m *mainWindow) typedKey(k *fyne.KeyEvent) {
 	if m.win.Canvas().Overlays().Top() != nil {
 		// Escape answers a confirmation "no", as its Cancel button does,
 		// and closes the dialog on top, as its Close button does.
-		if k.Name != fyne.KeyEscape {
-			return
-		}
-		if dismiss := m.c.dismiss; dismiss != nil {
-			m.c.dismiss = nil
-			dismiss()
-		} else if n := len(m.c.escapes); n > 0 {
-			m.c.escapes[n-1].Hide()
+		if k.Name == fyne.KeyEscape {
+			m.c.escapeTop()
 		}
 		return
 	}

@@ -123,22 +123,21 @@ func (c *controller) editServer(name string, duplicate bool) {
 	cv.SetOnTypedKey(func(k *fyne.KeyEvent) {
 		switch k.Name {
 		case fyne.KeyEscape:
-			d.Hide()
+			c.escapeTop() // this dialog, or one opened over it
 		case fyne.KeyReturn, fyne.KeyEnter:
-			if manualShown {
+			if manualShown && c.onTop(d) {
 				save()
 			}
 		}
 	})
 	adding := c.adding
-	d.SetOnClosed(func() {
+	d.Resize(size)
+	c.showEscapable(d, func() {
 		cv.SetOnTypedKey(prevKey)
 		if tabs != nil && adding != nil {
 			adding.closed = true
 		}
 	})
-	d.Resize(size)
-	d.Show()
 	c.form = form
 }
 
@@ -300,7 +299,6 @@ func (c *controller) removeServers(names []string) {
 		body.Add(delFiles)
 	}
 	d := dialog.NewCustomConfirm(title, "Remove", "Cancel", body, func(ok bool) {
-		c.dismiss = nil
 		if !ok {
 			return
 		}
@@ -316,7 +314,6 @@ func (c *controller) removeServers(names []string) {
 		}
 	}, c.win)
 	d.SetConfirmImportance(widget.DangerImportance)
-	d.Show()
-	c.dismiss = d.Hide
+	c.showEscapable(d, nil) // Escape answers "no", as Cancel does
 	c.lastConfirm = d
 }
