@@ -103,13 +103,20 @@ func runImport(ctx context.Context, env *app.Env, opts *importOpts, args []strin
 			fmt.Fprintf(env.Stderr, "mcptray import: note: %d literal secret(s) will be written into servers.toml; pass --keyring to keep them in the OS keyring\n", len(lits))
 		}
 	}
+	merged := app.MergeImported(cfg, im.Servers, *replace)
+	added, replaced, skipped := merged.Added, merged.Replaced, merged.Skipped
+	for _, name := range skipped {
+		fmt.Fprintf(env.Stderr, "mcptray import: conflict: servers.toml already has %q: skipped (--replace to overwrite)\n", name)
+	}
+	// Only the secrets of the servers written move: a skipped server's
+	// would take the keyring name of the one it did not replace.
 	var moved *app.MovedSecrets
-	if len(lits) > 0 && *toKeyring {
+	if *toKeyring && len(app.LiteralSecrets(merged.Written)) > 0 {
 		st, err := app.OpenSecrets(env)
 		if err != nil {
 			return err
 		}
-		moved = app.MoveToKeyring(im.Servers, st)
+		moved = app.MoveToKeyring(merged.Written, st)
 	}
 	for _, w := range im.Warnings {
 		if moved != nil && strings.Contains(w, "holds a literal secret") {
@@ -120,7 +127,6 @@ func runImport(ctx context.Context, env *app.Env, opts *importOpts, args []strin
 	if c.Unverified != "" {
 		fmt.Fprintf(env.Stderr, "mcptray import: note: unverified: %s.\n", c.Unverified)
 	}
-	added, replaced, skipped := mergeImported(env, cfg, im.Servers, *replace)
 	next := registry.Encode(cfg)
 	if d := clients.UnifiedDiff(cfg.Path, cfg.Path, old, next); d != "" && len(added)+len(replaced) > 0 {
 		fmt.Fprint(env.Stdout, registry.MaskSecrets(d, secrets))
@@ -160,33 +166,4 @@ func runImport(ctx context.Context, env *app.Env, opts *importOpts, args []strin
 		fmt.Fprintf(env.Stdout, "added: %s\n", strings.Join(added, ", "))
 	}
 	return nil
-}
-
-func indexServer(cfg *registry.Config, name string) int {
-	for i, s := range cfg.Servers {
-		if s.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// mergeImported adds servers to cfg, replacing the ones of the same name when
-// replace is set (else skipping them, with a note), and names each kind.
-func mergeImported(env *app.Env, cfg *registry.Config, servers []*registry.Server, replace bool) (added, replaced, skipped []string) {
-	for _, s := range servers {
-		if i := indexServer(cfg, s.Name); i >= 0 {
-			if !replace {
-				skipped = append(skipped, s.Name)
-				fmt.Fprintf(env.Stderr, "mcptray import: conflict: servers.toml already has %q: skipped (--replace to overwrite)\n", s.Name)
-				continue
-			}
-			cfg.Servers[i] = s
-			replaced = append(replaced, s.Name)
-			continue
-		}
-		cfg.Servers = append(cfg.Servers, s)
-		added = append(added, s.Name)
-	}
-	return added, replaced, skipped
 }

@@ -124,6 +124,21 @@ func TestImportToKeyring(t *testing.T) {
 		t.Fatalf("secret get: %v %q", err, v)
 	}
 
+	// A second import of servers already there skips them, and leaves
+	// their secrets as they are: a skipped server's would take their
+	// keyring names.
+	os.WriteFile(client, []byte(`{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_other999"}},
+  "fresh": {"command": "fresh-mcp", "env": {"API_KEY": "sk-fresh-1"}}}}`), 0o600)
+	if out, err := runWith(t, env, "", "import", "--client", "cursor", "--path", client, "--config", cfg, "--keyring"); err != nil || !strings.Contains(out, "skipped") {
+		t.Fatalf("import of a server already there: %v\n%s", err, out)
+	}
+	if v, err := runWith(t, env, "", "secret", "get", "gh.GITHUB_TOKEN"); err != nil || strings.TrimSpace(v) != "ghp_literal123" {
+		t.Fatalf("after a skipped import the keyring holds %q for gh.GITHUB_TOKEN (%v), want the first import's", strings.TrimSpace(v), err)
+	}
+	if v, err := runWith(t, env, "", "secret", "get", "fresh.API_KEY"); err != nil || strings.TrimSpace(v) != "sk-fresh-1" {
+		t.Fatalf("the added server's secret: %q (%v)", strings.TrimSpace(v), err)
+	}
+
 	// Without --keyring and without a terminal, the literal stays, with a note.
 	cfg2 := filepath.Join(dir, "other.toml")
 	out, err = runWith(t, env, "", "import", "--client", "cursor", "--path", client, "--config", cfg2)

@@ -521,23 +521,11 @@ func (c *controller) importServers(found []*registry.Server, toKeyring, replace 
 	}
 	var moved *app.MovedSecrets
 	err = c.updateConfig(func(cfg *registry.Config) error {
-		skipped = nil
-		var taken []*registry.Server // added or replacing: only their secrets move
-		for _, s := range servers {
-			if i := slices.IndexFunc(cfg.Servers, func(o *registry.Server) bool { return o.Name == s.Name }); i >= 0 {
-				if replace {
-					cfg.Servers[i] = s
-					taken = append(taken, s)
-				} else {
-					skipped = append(skipped, s.Name)
-				}
-				continue
-			}
-			cfg.Servers = append(cfg.Servers, s)
-			taken = append(taken, s)
-		}
-		if st != nil && len(app.LiteralSecrets(taken)) > 0 {
-			moved = app.MoveToKeyring(taken, st)
+		merged := app.MergeImported(cfg, servers, replace)
+		skipped = merged.Skipped
+		// Only the written servers' secrets move.
+		if st != nil && len(app.LiteralSecrets(merged.Written)) > 0 {
+			moved = app.MoveToKeyring(merged.Written, st)
 			return moved.Persist() // before the save: a failure writes nothing
 		}
 		return nil
