@@ -26,7 +26,7 @@ type Supervisor struct {
 	changed     *Broadcast
 	transitions transitionLog
 	records     *procRecords            // the servers it runs, for the next supervisor if this one is killed
-	timings     atomic.Pointer[Timings] // set by SetTimings; nil: the options'
+	timings     atomic.Pointer[Timings] // the options', then SetTimings'
 
 	// mu guards the fields below.
 	//
@@ -53,6 +53,9 @@ type Supervisor struct {
 // Run is called. opts may be nil.
 func New(servers []*registry.Server, opts *Options) *Supervisor {
 	s := &Supervisor{opts: opts.withDefaults(), changes: make(chan struct{}, 1), changed: NewBroadcast()}
+	o := &s.opts
+	s.timings.Store(&Timings{StartupTimeout: o.StartupTimeout, ProbeInterval: o.ProbeInterval, ProbeTimeout: o.ProbeTimeout,
+		LogLimitBytes: o.LogLimitBytes, LogLimitLines: o.LogLimitLines})
 	s.records = newProcRecords(s.opts.ProcDir, s.opts.Logger)
 	for _, srv := range servers {
 		s.units = append(s.units, newUnit(s, srv, ""))

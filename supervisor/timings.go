@@ -53,11 +53,4 @@ func (s *Supervisor) SetTimings(t Timings) {
 }
 
 // timing is what SetTimings set last, else the options'.
-func (s *Supervisor) timing() Timings {
-	if t := s.timings.Load(); t != nil {
-		return *t
-	}
-	o := &s.opts
-	return Timings{StartupTimeout: o.StartupTimeout, ProbeInterval: o.ProbeInterval, ProbeTimeout: o.ProbeTimeout,
-		LogLimitBytes: o.LogLimitBytes, LogLimitLines: o.LogLimitLines}
-}
+func (s *Supervisor) timing() Timings { return *s.timings.Load() }

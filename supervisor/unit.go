@@ -71,12 +71,12 @@ func (u *unit) configName() string {
 // newUnit makes the unit of srv; instanceOf names the configured server
 // of a per-session instance ("" for a configured server).
 func newUnit(sup *Supervisor, srv *registry.Server, instanceOf string) *unit {
-	o := &sup.opts
+	o, t := &sup.opts, sup.timing()
 	u := &unit{
 		sup:        sup,
 		name:       srv.Name,
 		instanceOf: instanceOf,
-		ring:       newRing(sup.timing().LogLimitLines, sup.timing().LogLimitBytes),
+		ring:       newRing(t.LogLimitLines, t.LogLimitBytes),
 		kick:       make(chan struct{}, 1),
 		quitReason: reasonQuit,
 		wishGen:    1, // run has not looked yet
