@@ -144,7 +144,14 @@ func runGUI(ctx context.Context, env *app.Env, cfgFlag string, hide bool) int {
 		waitAtMost(env.Stderr, &wg, quitGrace, "the app's background work (the servers it runs, following the daemon, the tray's registration)")
 	}
 	c.ender = func() {
+		started := time.Now()
 		end()
+		// The tray host's click that chose Quit is answered over D-Bus
+		// after the click reached the app: ended at once, the process
+		// can leave the host's call unanswered (NoReply).
+		if d := quitReplyGrace - time.Since(started); d > 0 {
+			time.Sleep(d)
+		}
 		os.Exit(0)
 	}
 	a.Run()

@@ -12,6 +12,10 @@ import (
 // goroutines following the daemon and the tray host).
 const quitGrace = 30 * time.Second
 
+// quitReplyGrace is the least time between Quit and the end of the
+// process, for the answer to the tray host's click to go out.
+const quitReplyGrace = 100 * time.Millisecond
+
 // quit ends the app (UI thread; a second call does nothing). The tray is
 // left alone from here on: the systray's bus connection closes as the app
 // ends, and a change of the icon or the menu sent over a closed
