@@ -206,6 +206,14 @@ func (f *family) look(kind int) census {
 	if f.gone {
 		return c
 	}
+	// A family in a cgroup whose leader has exited and whose cgroup is
+	// empty has nothing left that a walk could find: its members cannot
+	// leave the cgroup, and a zombie is no longer in it. Only the members
+	// seen before are looked at (for what left the cgroup with a
+	// privilege, and the zombies among them to reap). The stop of a
+	// server that ends when its stdin closes costs one read of
+	// cgroup.events, not a walk of mcptray's children.
+	settled := f.cg != nil && (f.exited || f.reaped) && f.cg.empty()
 	src := newProcSource(f.self)
 	selfPgid, selfSid := unix.Getpgrp(), 0
 	if sid, err := unix.Getsid(0); err == nil {
@@ -236,9 +244,11 @@ func (f *family) look(kind int) census {
 	for pid, start := range f.known {
 		byID(pid, start)
 	}
-	for _, pid := range f.cg.procs() {
-		if s, ok := src.stat(pid); ok {
-			add(s)
+	if !settled {
+		for _, pid := range f.cg.procs() {
+			if s, ok := src.stat(pid); ok {
+				add(s)
+			}
 		}
 	}
 	// A process in the leader's group that is not its descendant.
@@ -288,10 +298,12 @@ func (f *family) look(kind int) census {
 			}
 		}
 	}
-	orphans()
+	if !settled {
+		orphans()
+	}
 	walk()
 	for range 5 {
-		if !lost || src.table != nil {
+		if !lost || src.table != nil || settled {
 			break
 		}
 		// A member that exited while it was walked handed its children
@@ -302,7 +314,7 @@ func (f *family) look(kind int) census {
 		walk()
 	}
 	f.noteLocked(member, &c, heirs, selfPgid, selfSid)
-	if (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 && f.cg.empty() {
+	if (f.exited || f.reaped) && len(c.live) == 0 && len(c.zombies) == 0 && c.unsure == 0 && (settled || f.cg.empty()) {
 		f.gone = true
 		track.remove(f)
 	}
@@ -441,6 +453,16 @@ func (f *family) refresh() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.known) > before
+}
+
+// beforeStop looks at the family before its server's stdin closes: once
+// the server exits, its children re-parent and only what was seen of them
+// (or their token, or the pipes they hold) names them. A family in a
+// cgroup needs no look: the cgroup names every member whatever its parent.
+func (f *family) beforeStop() {
+	if f.cg == nil {
+		f.refresh()
+	}
 }
 
 // members lists the live members seen so far, for the record file.

@@ -34,6 +34,7 @@ func (*family) leaderReaped() {}
 func (*family) terminate()    {}
 func (*family) killAll() int  { return 0 }
 func (*family) refresh() bool { return false }
+func (*family) beforeStop()   {}
 
 func (*family) members() []procID { return nil }
 

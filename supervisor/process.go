@@ -300,12 +300,11 @@ func (p *process) stop(clock Clock, grace, killGrace time.Duration) {
 	p.cleanup()
 }
 
-// stopping looks at the family while the server still runs. Call it before
-// anything closes the server's stdin: once the server exits, its children
-// re-parent and only what was seen of them (or their token, or the pipes
-// they hold) names them.
+// stopping looks at the family while the server still runs, where it
+// must (see family.beforeStop). Call it before anything closes the
+// server's stdin.
 func (p *process) stopping() {
-	p.fam.refresh()
+	p.fam.beforeStop()
 }
 
 // servingPID is the pid that serves: the leader, or the heir that took
