@@ -77,9 +77,17 @@ type procRecords struct {
 	path   string
 	logger *slog.Logger
 
-	mu     sync.Mutex // guards the fields below
-	procs  []*procRecord
-	warned bool // a write failed and was logged
+	// wmu is held by the one writer of the file at a time: changes made
+	// while it writes are written by the next writer, in one write, so
+	// 50 servers starting at once cost a few writes, not 50 of a
+	// growing file.
+	wmu sync.Mutex
+
+	mu      sync.Mutex // guards the fields below
+	procs   []*procRecord
+	version uint64 // changes made to procs
+	written uint64 // the version on disk
+	warned  bool   // a write failed and was logged
 }
 
 // newProcRecords returns the record file for one supervisor in dir, or nil
@@ -103,10 +111,7 @@ func (r *procRecords) add(server string, pid int, token, cgroup string) *procRec
 		return nil // already gone
 	}
 	rec := &procRecord{Server: server, PID: pid, PGID: pid, Start: start, Token: token, Cgroup: cgroup}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.procs = append(r.procs, rec)
-	r.saveLocked()
+	r.change(func() { r.procs = append(r.procs, rec) })
 	return rec
 }
 
@@ -115,10 +120,7 @@ func (r *procRecords) update(rec *procRecord, family []procID) {
 	if r == nil || rec == nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec.Family = family
-	r.saveLocked()
+	r.change(func() { rec.Family = family })
 }
 
 // remove drops a process that ended with everything it started.
@@ -126,42 +128,63 @@ func (r *procRecords) remove(rec *procRecord) {
 	if r == nil || rec == nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, p := range r.procs {
-		if p == rec {
-			r.procs = append(r.procs[:i], r.procs[i+1:]...)
-			r.saveLocked()
-			return
+	r.change(func() {
+		for i, p := range r.procs {
+			if p == rec {
+				r.procs = append(r.procs[:i], r.procs[i+1:]...)
+				return
+			}
 		}
-	}
+	})
 }
 
-// saveLocked writes the file atomically (temp file and rename), or removes
-// it when nothing runs. A failure is logged once: the servers run on, only
-// a killed supervisor's leftovers would not be found.
-func (r *procRecords) saveLocked() {
-	err := r.writeLocked()
+// change applies edit and returns once the file holds it (or a later
+// version): written atomically (temp file and rename), or removed when
+// nothing runs. A failure is logged once: the servers run on, only a
+// killed supervisor's leftovers would not be found.
+func (r *procRecords) change(edit func()) {
+	r.mu.Lock()
+	edit()
+	r.version++
+	r.mu.Unlock()
+
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	r.mu.Lock()
+	if r.written == r.version {
+		r.mu.Unlock() // the writer before took this change along
+		return
+	}
+	v := r.version
+	var b []byte
+	var err error
+	if len(r.procs) > 0 {
+		rf := recordFile{Owner: self(), Boot: bootID()}
+		for _, p := range r.procs {
+			rf.Procs = append(rf.Procs, *p)
+		}
+		b, err = json.Marshal(rf)
+	}
+	r.mu.Unlock()
+	if err == nil {
+		err = r.write(b)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written = v
 	if err != nil && !r.warned {
 		r.warned = true
 		r.logger.Warn("cannot keep the record of running servers", "file", r.path, "error", err)
 	}
 }
 
-func (r *procRecords) writeLocked() error {
-	if len(r.procs) == 0 {
+// write puts b in the file, or removes the file when b is nil.
+func (r *procRecords) write(b []byte) error {
+	if b == nil {
 		if err := os.Remove(r.path); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 		return nil
-	}
-	rf := recordFile{Owner: self(), Boot: bootID()}
-	for _, p := range r.procs {
-		rf.Procs = append(rf.Procs, *p)
-	}
-	b, err := json.Marshal(rf)
-	if err != nil {
-		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
 		return err
