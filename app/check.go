@@ -65,6 +65,7 @@ func CheckServer(ctx context.Context, cfg *registry.Config, s *registry.Server, 
 
 func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*registry.Server, timeout time.Duration) []supervisor.ServerState {
 	opts.StopGrace = checkStopGrace
+	opts.ProbeAtReady = true
 	opts.KillGrace = checkKillGrace
 	opts.NoLogFiles = true
 	// The handshake gives up a little before the check does, so a silent
@@ -89,22 +90,12 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	probed := map[string]bool{} // servers asked for their first probe
 	final := map[string]supervisor.ServerState{}
 	for len(final) < len(servers) {
 		snap := sup.Snapshot()
 		for _, st := range snap.Servers {
-			if _, ok := final[st.Name]; ok {
-				continue
-			}
-			switch {
-			case settled(&st):
+			if _, ok := final[st.Name]; !ok && settled(&st) {
 				final[st.Name] = st
-			case (st.State == supervisor.StateReady || st.State == supervisor.StateDegraded) && !probed[st.Name]:
-				// The handshake is done; probe now rather than after the
-				// probe interval.
-				probed[st.Name] = true
-				_ = sup.CheckNow(st.Name)
 			}
 		}
 		if len(final) == len(servers) {

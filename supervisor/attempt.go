@@ -394,6 +394,9 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		// It answered the handshake and exited at once.
 		return a.exitEnding(), true
 	}
+	if a.o.ProbeAtReady {
+		a.startProbe()
+	}
 	return ending{}, false
 }
 

@@ -78,6 +78,10 @@ type Options struct {
 	ProbeInterval    time.Duration
 	ProbeTimeout     time.Duration
 	FailureThreshold int // consecutive failed probes of one process that make it unhealthy; default 3
+	// ProbeAtReady sends the first probe as soon as the handshake is
+	// done, not a probe interval after it: `mcptray check` wants one at
+	// once.
+	ProbeAtReady bool
 	// Deadline, when set (on Clock), is when the engine's work must be
 	// done: no handshake or probe runs past it, their timeouts are cut to
 	// end there. `mcptray check` sets it so that an unanswered probe is a
