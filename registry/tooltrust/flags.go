@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -37,17 +39,37 @@ const (
 const LongDescription = 2000
 
 // instructionPatterns are the phrasings of prompt injection in tool
-// descriptions, as published attacks and scanners list them.
-var instructionPatterns = []struct {
+// descriptions, as published attacks and scanners list them. Each comes
+// with words one of which any match holds (lower case): a text with none
+// of them is not matched against it. They are compiled at first use, so
+// a command that reads no tool pays nothing for them at start.
+var instructionPatterns = sync.OnceValue(func() []instructionPattern {
+	return []instructionPattern{
+		{regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|preceding|other|your)\s+(instructions|prompts?|rules|directions|messages)`),
+			[]string{"ignore", "disregard", "forget", "override"}, "tells the model to ignore its instructions"},
+		{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify)\s+(this\s+to\s+)?(the\s+)?(user|human|person)`),
+			[]string{"not", "don", "never"}, "tells the model to keep something from the user"},
+		{regexp.MustCompile(`(?i)<\s*/?\s*(important|system|instructions?|secret|hidden)\s*>`),
+			[]string{"<"}, "holds a tag addressed to the model"},
+		{regexp.MustCompile(`(?i)\b(system\s+prompt|you\s+are\s+now|new\s+instructions|act\s+as\s+(an?\s+)?(admin|root|developer))\b`),
+			[]string{"system", "you", "new", "act"}, "tries to change the model's role or instructions"},
+		{regexp.MustCompile(`(?i)\b(before|instead\s+of)\s+(using|calling)\s+(this|any|other)\s+tools?\b.{0,80}\b(read|send|pass|include)\b`),
+			[]string{"before", "instead"}, "tells the model to do something else before or instead of the call"},
+		{regexp.MustCompile(`(?i)(~/\.ssh|\bid_rsa\b|\.aws/credentials|\bpassw(or)?d\b.{0,40}\b(send|include|pass)\b)`),
+			[]string{".ssh", "id_rsa", "credentials", "passw"}, "names secrets or credentials to read or pass on"},
+	}
+})
+
+type instructionPattern struct {
 	re   *regexp.Regexp
+	keys []string // one of these is in every match, folded to lower case
 	what string
-}{
-	{regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|preceding|other|your)\s+(instructions|prompts?|rules|directions|messages)`), "tells the model to ignore its instructions"},
-	{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify)\s+(this\s+to\s+)?(the\s+)?(user|human|person)`), "tells the model to keep something from the user"},
-	{regexp.MustCompile(`(?i)<\s*/?\s*(important|system|instructions?|secret|hidden)\s*>`), "holds a tag addressed to the model"},
-	{regexp.MustCompile(`(?i)\b(system\s+prompt|you\s+are\s+now|new\s+instructions|act\s+as\s+(an?\s+)?(admin|root|developer))\b`), "tries to change the model's role or instructions"},
-	{regexp.MustCompile(`(?i)\b(before|instead\s+of)\s+(using|calling)\s+(this|any|other)\s+tools?\b.{0,80}\b(read|send|pass|include)\b`), "tells the model to do something else before or instead of the call"},
-	{regexp.MustCompile(`(?i)(~/\.ssh|\bid_rsa\b|\.aws/credentials|\bpassw(or)?d\b.{0,40}\b(send|include|pass)\b)`), "names secrets or credentials to read or pass on"},
+}
+
+// folded is s in lower case as (?i) matches it: strings.ToLower, and the
+// long s (U+017F), which folds to s, as s.
+func folded(s string) string {
+	return strings.ReplaceAll(strings.ToLower(s), "\u017f", "s")
 }
 
 // Flags are the signs of hidden instructions in a tool definition (its
@@ -145,7 +167,11 @@ func TextFlags(field, s string) []Flag {
 	if len(escape) > 0 {
 		out = append(out, Flag{Field: field, Kind: KindEscape, Reason: "holds control characters that can rewrite a terminal's screen: " + list(escape)})
 	}
-	for _, p := range instructionPatterns {
+	lower := folded(s)
+	for _, p := range instructionPatterns() {
+		if !slices.ContainsFunc(p.keys, func(k string) bool { return strings.Contains(lower, k) }) {
+			continue
+		}
 		if loc := p.re.FindStringIndex(s); loc != nil {
 			out = append(out, Flag{Field: field, Kind: KindInstruction, Reason: fmt.Sprintf("%s: %q", p.what, excerpt(s[loc[0]:loc[1]]))})
 		}
