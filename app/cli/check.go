@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -231,7 +232,9 @@ func checkSelection(cfg *registry.Config, names []string) ([]*registry.Server, e
 	return out, nil
 }
 
-func printCheckTable(w io.Writer, results []supervisor.ServerState) {
+func printCheckTable(out io.Writer, results []supervisor.ServerState) {
+	w := bufio.NewWriter(out) // one write, not one per cell
+	defer w.Flush()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tPROTOCOL\tSERVER\tTOOLS/RES/PROMPTS\tCONNECT/PROBE\tDIAGNOSIS")
 	var details []string
