@@ -53,6 +53,7 @@ import (
 
 	"mcptray/healthcheck"
 	"mcptray/internal/clock"
+	"mcptray/registry"
 	"mcptray/registry/tooltrust"
 	"mcptray/supervisor"
 )
@@ -133,6 +134,10 @@ type Gateway struct {
 	ptMu     sync.Mutex            // protects ptraces and psecrets; a leaf
 	ptraces  map[string]*traceRing // each profile's trace, by profile
 	psecrets []string              // every server's secrets, masked in the profiles' traces
+	// seen is each server's entry as refreshSecrets last read it (Run's
+	// goroutine alone): an engine change that leaves every entry as it
+	// was (a probe, a state) reads no secret again.
+	seen map[string]*registry.Server
 
 	// life ends when Run does: what outlives a client's request (a round
 	// trip's upstream call) ends with it.

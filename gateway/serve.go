@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/healthcheck"
+	"mcptray/registry"
 )
 
 // Serve runs one client session of server name over t (a `mcptray connect`
@@ -72,11 +73,24 @@ func (g *Gateway) serveError(ctx context.Context, name string, t mcp.Transport, 
 // secrets to mask.
 func (g *Gateway) refreshSecrets() {
 	snap := g.up.Snapshot()
+	same, n := true, 0
+	for i := range snap.Servers {
+		if srv := snap.Servers[i].Server; srv != nil {
+			n++
+			same = same && g.seen[snap.Servers[i].Name] == srv
+		}
+	}
+	if same && n == len(g.seen) {
+		return // an entry is replaced, never edited: nothing to read again
+	}
+	g.seen = make(map[string]*registry.Server, len(snap.Servers))
 	var all []string
 	for i := range snap.Servers {
 		if srv := snap.Servers[i].Server; srv != nil {
-			g.hub(snap.Servers[i].Name).trace.setSecrets(srv.Secrets())
-			all = append(all, srv.Secrets()...)
+			g.seen[snap.Servers[i].Name] = srv
+			secrets := srv.Secrets()
+			g.hub(snap.Servers[i].Name).trace.setSecrets(secrets)
+			all = append(all, secrets...)
 		}
 	}
 	// A profile's trace may hold any of its servers' values (a call's
