@@ -152,11 +152,11 @@ func paginate(ctx context.Context, page func(cursor string) (next string, err er
 func hiddenInstructions(tools []Tool) *Diagnosis {
 	var evidence, names []string
 	for _, t := range tools {
-		b, err := json.Marshal(t)
-		if err != nil {
-			continue
+		def := tooltrust.Definition{Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+		if t.Annotations != nil {
+			def.Annotations, _ = json.Marshal(t.Annotations)
 		}
-		flags := tooltrust.Flags(b)
+		flags := def.Flags()
 		if len(flags) == 0 {
 			continue
 		}

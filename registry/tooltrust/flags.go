@@ -41,35 +41,45 @@ const LongDescription = 2000
 // instructionPatterns are the phrasings of prompt injection in tool
 // descriptions, as published attacks and scanners list them. Each comes
 // with words one of which any match holds (lower case): a text with none
-// of them is not matched against it. They are compiled at first use, so
-// a command that reads no tool pays nothing for them at start.
-var instructionPatterns = sync.OnceValue(func() []instructionPattern {
-	return []instructionPattern{
-		{regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|preceding|other|your)\s+(instructions|prompts?|rules|directions|messages)`),
-			[]string{"ignore", "disregard", "forget", "override"}, "tells the model to ignore its instructions"},
-		{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify)\s+(this\s+to\s+)?(the\s+)?(user|human|person)`),
-			[]string{"not", "don", "never"}, "tells the model to keep something from the user"},
-		{regexp.MustCompile(`(?i)<\s*/?\s*(important|system|instructions?|secret|hidden)\s*>`),
-			[]string{"<"}, "holds a tag addressed to the model"},
-		{regexp.MustCompile(`(?i)\b(system\s+prompt|you\s+are\s+now|new\s+instructions|act\s+as\s+(an?\s+)?(admin|root|developer))\b`),
-			[]string{"system", "you", "new", "act"}, "tries to change the model's role or instructions"},
-		{regexp.MustCompile(`(?i)\b(before|instead\s+of)\s+(using|calling)\s+(this|any|other)\s+tools?\b.{0,80}\b(read|send|pass|include)\b`),
-			[]string{"before", "instead"}, "tells the model to do something else before or instead of the call"},
-		{regexp.MustCompile(`(?i)(~/\.ssh|\bid_rsa\b|\.aws/credentials|\bpassw(or)?d\b.{0,40}\b(send|include|pass)\b)`),
-			[]string{".ssh", "id_rsa", "credentials", "passw"}, "names secrets or credentials to read or pass on"},
-	}
-})
+// of them is not matched against it, and a pattern is compiled only when
+// a text first holds one of its words.
+var instructionPatterns = []instructionPattern{
+	pattern(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|preceding|other|your)\s+(instructions|prompts?|rules|directions|messages)`,
+		[]string{"ignore", "disregard", "forget", "override"}, "tells the model to ignore its instructions"),
+	pattern(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify)\s+(this\s+to\s+)?(the\s+)?(user|human|person)`,
+		[]string{"not", "don", "never"}, "tells the model to keep something from the user"),
+	pattern(`(?i)<\s*/?\s*(important|system|instructions?|secret|hidden)\s*>`,
+		[]string{"<"}, "holds a tag addressed to the model"),
+	pattern(`(?i)\b(system\s+prompt|you\s+are\s+now|new\s+instructions|act\s+as\s+(an?\s+)?(admin|root|developer))\b`,
+		[]string{"system", "you", "new", "act"}, "tries to change the model's role or instructions"),
+	pattern(`(?i)\b(before|instead\s+of)\s+(using|calling)\s+(this|any|other)\s+tools?\b.{0,80}\b(read|send|pass|include)\b`,
+		[]string{"before", "instead"}, "tells the model to do something else before or instead of the call"),
+	pattern(`(?i)(~/\.ssh|\bid_rsa\b|\.aws/credentials|\bpassw(or)?d\b.{0,40}\b(send|include|pass)\b)`,
+		[]string{".ssh", "id_rsa", "credentials", "passw"}, "names secrets or credentials to read or pass on"),
+}
 
 type instructionPattern struct {
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	keys []string // one of these is in every match, folded to lower case
 	what string
+}
+
+func pattern(expr string, keys []string, what string) instructionPattern {
+	return instructionPattern{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) }), keys: keys, what: what}
 }
 
 // folded is s in lower case as (?i) matches it: strings.ToLower, and the
 // long s (U+017F), which folds to s, as s.
 func folded(s string) string {
 	return strings.ReplaceAll(strings.ToLower(s), "\u017f", "s")
+}
+
+// Definition is what of a tool definition [Flags] reads: its title and
+// description, and the JSON of its schemas and annotations (nil when it
+// has none).
+type Definition struct {
+	Title, Description                     string
+	InputSchema, OutputSchema, Annotations json.RawMessage
 }
 
 // Flags are the signs of hidden instructions in a tool definition (its
@@ -80,23 +90,31 @@ func Flags(def []byte) []Flag {
 	if json.Unmarshal(def, &m) != nil {
 		return nil
 	}
-	var out []Flag
-	for _, f := range []string{"title", "description"} {
+	text := func(f string) string {
 		var s string
-		if raw, ok := m[f]; ok && json.Unmarshal(raw, &s) == nil {
-			out = append(out, TextFlags(f, s)...)
-		}
+		json.Unmarshal(m[f], &s) // not a string: no text
+		return s
 	}
-	for _, f := range []string{"inputSchema", "outputSchema", "annotations"} {
-		raw, ok := m[f]
-		if !ok {
+	return Definition{Title: text("title"), Description: text("description"), InputSchema: m["inputSchema"], OutputSchema: m["outputSchema"], Annotations: m["annotations"]}.Flags()
+}
+
+// Flags are the definition's signs of hidden instructions; nil when none.
+func (d Definition) Flags() []Flag {
+	var out []Flag
+	out = append(out, TextFlags("title", d.Title)...)
+	out = append(out, TextFlags("description", d.Description)...)
+	for _, part := range []struct {
+		field string
+		raw   json.RawMessage
+	}{{"inputSchema", d.InputSchema}, {"outputSchema", d.OutputSchema}, {"annotations", d.Annotations}} {
+		if len(part.raw) == 0 {
 			continue
 		}
-		v, err := decode(raw)
+		v, err := decode(part.raw)
 		if err != nil {
 			continue
 		}
-		walkText(f, v, func(field, s string) { out = append(out, TextFlags(field, s)...) })
+		walkText(part.field, v, func(field, s string) { out = append(out, TextFlags(field, s)...) })
 	}
 	return out
 }
@@ -168,11 +186,11 @@ func TextFlags(field, s string) []Flag {
 		out = append(out, Flag{Field: field, Kind: KindEscape, Reason: "holds control characters that can rewrite a terminal's screen: " + list(escape)})
 	}
 	lower := folded(s)
-	for _, p := range instructionPatterns() {
+	for _, p := range instructionPatterns {
 		if !slices.ContainsFunc(p.keys, func(k string) bool { return strings.Contains(lower, k) }) {
 			continue
 		}
-		if loc := p.re.FindStringIndex(s); loc != nil {
+		if loc := p.re().FindStringIndex(s); loc != nil {
 			out = append(out, Flag{Field: field, Kind: KindInstruction, Reason: fmt.Sprintf("%s: %q", p.what, excerpt(s[loc[0]:loc[1]]))})
 		}
 	}
