@@ -496,8 +496,11 @@ func (f *family) close() {
 	if subreaper {
 		// A member that became a zombie while the family still claimed
 		// it was skipped by the reaper of inherited children, and its
-		// SIGCHLD is spent: reap what is no one's now.
-		reapOrphans()
+		// SIGCHLD is spent: have it reaped now that it is no one's.
+		select {
+		case reapSoon <- struct{}{}:
+		default: // a look is due already; it will see this family gone
+		}
 	}
 }
 

@@ -409,10 +409,18 @@ func reapInherited() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGCHLD)
 	reapOrphans()
-	for range ch {
+	for {
+		select {
+		case <-ch:
+		case <-reapSoon:
+		}
 		reapOrphans()
 	}
 }
+
+// reapSoon asks reapInherited for a look at mcptray's children without a
+// SIGCHLD (see family.close): families that close at once share one look.
+var reapSoon = make(chan struct{}, 1)
 
 func reapOrphans() {
 	self, pg := os.Getpid(), unix.Getpgrp()
