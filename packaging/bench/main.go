@@ -6,11 +6,12 @@
 // (it reads /proc and the tray over D-Bus): the package builds on Unix only.
 //
 //	check, 1 demo server      vs a bare go-sdk client (connect + tools/list)   target ≤ 1.1x
-//	                          (-check-only: the desktop build handing off to the headless
-//	                          one beside it vs the headless build, target ≤ 1.15x, and
-//	                          not handing off vs the bare client)
+//	                          (with -headless: the desktop build handing off to the headless
+//	                          one beside it vs the headless build, target ≤ 1.15x;
+//	                          -check-only adds not handing off vs the bare client)
 //	call, demo server add     vs a bare go-sdk client (connect + tools/call)   target ≤ 1.15x
-//	                          (and the headless build's call, with -headless)
+//	                          (with -headless: the headless build's call, and the desktop
+//	                          build's against the headless build's, target ≤ 1.15x)
 //	check, 50 demo servers    vs check, 1 demo server                          target ≤ 2x
 //	check, server-everything  vs the MCP Inspector CLI (tools/list)            reported
 //	notifications/s, stdio wire vs a bare go-sdk IOTransport (same server)   target ≥ 100k/s in one core
@@ -201,6 +202,9 @@ func (b *bench) run() bool {
 		b.checkRows()
 		return b.failed
 	}
+	if !o.callOnly {
+		b.handoffCheckRow()
+	}
 	b.callRows()
 	if o.callOnly {
 		return b.failed
@@ -224,13 +228,7 @@ func (b *bench) bare() []string     { return []string{b.self, "-client", b.bin, 
 // before.
 func (b *bench) checkRows() {
 	o := b.o
-	if o.headless != "" {
-		h, err := filepath.Abs(o.headless)
-		check(err)
-		hOne := writeConfig(b.dir, "one-headless.toml", demoServers(h, 1))
-		x, y := pair(o.runs, b.env, b.checkOne(), []string{h, "check", "--config", hOne})
-		b.row("check, 1 demo server, desktop build handing off vs the headless build", x, y, 1.15)
-	}
+	b.handoffCheckRow()
 	noHandoff := append(slices.Clone(b.env), "MCPTRAY_NO_HANDOFF=1")
 	var ta, tb []time.Duration
 	for range o.runs {
@@ -238,6 +236,20 @@ func (b *bench) checkRows() {
 		tb = append(tb, timeRun(noHandoff, b.bare()))
 	}
 	b.row("check, 1 demo server, desktop build not handing off (MCPTRAY_NO_HANDOFF=1) vs bare go-sdk client", median(ta), median(tb), 0)
+}
+
+// handoffCheckRow is the desktop build's check (handing the command to
+// the headless build beside it, as the packages install them) against
+// the headless build's own, with -headless.
+func (b *bench) handoffCheckRow() {
+	if b.o.headless == "" {
+		return
+	}
+	h, err := filepath.Abs(b.o.headless)
+	check(err)
+	hOne := writeConfig(b.dir, "one-headless.toml", demoServers(h, 1))
+	x, y := pair(b.o.runs, b.env, b.checkOne(), []string{h, "check", "--config", hOne})
+	b.row("check, 1 demo server, desktop build handing off vs the headless build", x, y, 1.15)
 }
 
 // callRows time a tool call against the bare go-sdk client's.
@@ -250,6 +262,9 @@ func (b *bench) callRows() {
 		check(err)
 		x, y = callBench(b.self, h, b.bin, b.env, o.runs)
 		b.row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", x, y, 1.15)
+		call := func(cli string) []string { return []string{cli, "call", "add", `{"a":2,"b":3}`, "--", h, "serve-demo"} }
+		x, y = pair(o.runs, b.env, call(b.bin), call(h))
+		b.row("call of a demo tool, desktop build handing off vs the headless build (same call, same server)", x, y, 1.15)
 	}
 }
 
