@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -171,4 +172,51 @@ func readRecord(t *testing.T, path string) recordFile {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return rf
+}
+
+// TestCgroupStopReadsNoChildren: the stop of a server in a cgroup that
+// ends when its stdin closes reads its cgroup and its own record, never
+// mcptray's children (every thread's children file): what a stop costs
+// does not grow with mcptray's threads or the other servers.
+func TestCgroupStopReadsNoChildren(t *testing.T) {
+	needCgroup(t)
+	becomeSubreaper()
+	cmd := exec.Command("cat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = sysProcAttr()
+	cg, err := startInCgroup(cmd)
+	if err != nil || cg == nil {
+		t.Fatalf("cat in a cgroup: %v (cgroup %v)", err, cg)
+	}
+	f := newFamily(cmd.Process.Pid, "cgroup-stop-test", nil, nil, nil, cg)
+	activeLeaders.Store(cmd.Process.Pid, struct{}{})
+	before := procReads.Load()
+	f.beforeStop()
+	if n := procReads.Load() - before; n != 0 {
+		t.Errorf("the look before a stop read %d files; a cgroup names the family without one", n)
+	}
+	stdin.Close()
+	f.awaitLeader()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("cat: %v", err)
+	}
+	f.leaderReaped()
+	if _, followed := f.followHeirs(func(int) {}); followed {
+		t.Error("cat has an heir")
+	}
+	if n := f.killAll(); n != 0 {
+		t.Errorf("%d members left", n)
+	}
+	f.close()
+	// The cgroup's events (a look or two), the leader's stat: a handful,
+	// where a walk reads one children file per thread of this process.
+	if n := procReads.Load() - before; n > 6 {
+		t.Errorf("the stop read %d files; want at most 6 (no walk of this process's children)", n)
+	}
+	if _, err := os.Stat(cg.dir()); !os.IsNotExist(err) {
+		t.Errorf("the cgroup %s is left: %v", cg.dir(), err)
+	}
 }
