@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,6 +71,10 @@ func becomeSubreaper() {
 		}
 	})
 }
+
+// childWalks counts the censuses that read mcptray's own children (every
+// thread's children file), for the tests.
+var childWalks atomic.Int64
 
 // activeLeaders are the servers os/exec is waiting for: never reaped here.
 var activeLeaders sync.Map // pid → struct{}
@@ -257,6 +262,7 @@ func (f *family) look(kind int) census {
 	}
 	lost := false // a member died while it was looked at: its children moved
 	orphans := func() {
+		childWalks.Add(1)
 		for _, k := range src.children(f.self) {
 			if _, ok := member[k]; ok || isActiveLeader(k) {
 				continue
