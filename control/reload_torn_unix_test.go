@@ -54,6 +54,10 @@ func TestReloadDuringInPlaceSave(t *testing.T) {
 		saved := make(chan error, 1)
 		var stalled bool // the writer paused longer than the save it stands for
 		go func() {
+			// The file is empty from inside OpenFile: t0 is taken before
+			// it, so a stall between the truncation and the first write
+			// is counted too.
+			t0 := time.Now()
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 			if err != nil {
 				close(truncated)
@@ -61,7 +65,6 @@ func TestReloadDuringInPlaceSave(t *testing.T) {
 				return
 			}
 			close(truncated)
-			t0 := time.Now()                 // the file is empty from here
 			time.Sleep(2 * time.Millisecond) // the editor is writing
 			_, err = f.WriteString(full[:len(full)/2])
 			t1 := time.Now() // half written from here
