@@ -203,7 +203,8 @@ func (h *hub) joinAggregate(a *aggSession, ss *mcp.ServerSession) *client {
 		h.mu.Unlock()
 		return cl
 	}
-	cl := &client{ss: ss, id: a.id, peer: a.peer, since: a.since, agg: a}
+	h.recorded++
+	cl := &client{ss: ss, id: a.id, peer: a.peer, since: a.since, agg: a, nth: h.recorded}
 	h.sessions[ss] = cl
 	h.mu.Unlock()
 	if err := h.g.up.Acquire(h.name); err != nil {

@@ -25,6 +25,7 @@ type client struct {
 	id    string
 	peer  Peer
 	since time.Time
+	nth   uint64 // hub.recorded when this record was made
 
 	mu        sync.Mutex // protects the fields below
 	name      string     // clientInfo, from the handshake
@@ -57,6 +58,8 @@ func (h *hub) client(ss *mcp.ServerSession) *client {
 	}
 	cl := &client{ss: ss, id: fmt.Sprintf("%s#%d", h.name, h.g.seq.next()), peer: Peer{Via: "http"}, since: h.g.opts.Clock.Now()}
 	if ss != nil {
+		h.recorded++
+		cl.nth = h.recorded
 		h.sessions[ss] = cl
 	}
 	h.mu.Unlock()
@@ -112,6 +115,9 @@ func (h *hub) detach(ss *mcp.ServerSession) {
 func (h *hub) clients() []*client {
 	h.mu.Lock()
 	fronts := slices.Clone(h.fronts)
+	// A session recorded after this may be missing from the fronts'
+	// sessions read below (it connected in between): it is not gone.
+	seen := h.recorded
 	h.mu.Unlock()
 	live := map[*mcp.ServerSession]bool{}
 	var keep []*mcp.Server
@@ -132,7 +138,7 @@ func (h *hub) clients() []*client {
 			out = append(out, cl) // an aggregate's: it ends by itself (aggSession.end)
 			continue
 		}
-		if !live[ss] {
+		if !live[ss] && cl.nth <= seen {
 			delete(h.sessions, ss)
 			gone = append(gone, cl)
 			continue

@@ -38,6 +38,9 @@ type hub struct {
 	frontCS  *mcp.ClientSession // the upstream session front was last checked against
 	fronts   []*mcp.Server      // every front that may still have sessions
 	sessions map[*mcp.ServerSession]*client
+	// recorded counts the records made in sessions: clients() forgets
+	// only a record made before it looked at the fronts' sessions.
+	recorded uint64
 	inflight []*call          // in the order they were sent
 	progress map[string]*call // by the token sent upstream
 	elicits  map[string]*client
