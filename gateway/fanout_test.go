@@ -113,14 +113,15 @@ func TestFrozenClientHoldsUpNoOne(t *testing.T) {
 	if got := callText(t, all[0], "flood", map[string]any{"count": messages, "every": 1000}); got != "flooded" {
 		t.Fatalf("flood = %q", got)
 	}
-	waitLong(t, "every reading session to get every message", func() bool {
+	// Many deliveries on a loaded machine: minutes, not seconds.
+	testenv.Eventually(t, 3*time.Minute, func() bool {
 		for i := range counts {
 			if counts[i].Load() < messages {
 				return false
 			}
 		}
 		return true
-	})
+	}, "timed out waiting for every reading session to get every message (%d each)", messages)
 	took := time.Since(start)
 	t.Logf("%d messages to %d sessions beside a frozen one: %s (%.0f deliveries/s)", messages, sessions, took.Round(time.Millisecond), float64(messages*sessions)/took.Seconds())
 
@@ -144,24 +145,18 @@ func TestFrozenClientHoldsUpNoOne(t *testing.T) {
 		t.Fatalf("flood = %q", got)
 	}
 	var dropped int64
-	waitLong(t, "the frozen session to drop what does not fit", func() bool {
+	testenv.Eventually(t, 3*time.Minute, func() bool {
 		for _, s := range e.gw.Servers()[0].Sessions {
 			if s.ClientName == "frozen" {
 				dropped = s.Dropped
 			}
 		}
 		return dropped >= messages+more-1024-2*256-2
-	})
+	}, "timed out waiting for the frozen session to drop what does not fit (at least %d)", messages+more-1024-2*256-2)
 	if dropped > messages+more {
 		t.Fatalf("the frozen session dropped %d of %d", dropped, messages+more)
 	}
 	if !said.Load() {
 		waitFor(t, "the trace to say the frozen session lost notifications", said.Load)
 	}
-}
-
-// waitLong is waitFor for what takes many deliveries on a loaded machine.
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testenv.Eventually(t, 3*time.Minute, cond, "timed out waiting for %s", what)
 }

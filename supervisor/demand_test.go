@@ -254,7 +254,7 @@ func TestInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pa, a)
-	waitFor(t, "browser#2 to leave the snapshot", func() bool { return s.Snapshot().Server(a) == nil })
+	testenv.Eventually(t, 20*time.Second, func() bool { return s.Snapshot().Server(a) == nil }, "waited for %s to leave the snapshot", a)
 	if st := s.Snapshot().Server(b); st == nil || st.State != StateReady || !alive(pb) {
 		t.Fatalf("the other instance: %+v", st)
 	}
@@ -290,11 +290,5 @@ func TestInstanceEndsWithItsServer(t *testing.T) {
 	s.Reload(nil)
 	waitGone(t, pid, inst)
 	waitGone(t, base, "browser")
-	waitFor(t, "the instance to leave the snapshot", func() bool { return len(s.Snapshot().Servers) == 0 })
-}
-
-// waitFor waits (in real time, generously) until cond holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	testenv.Eventually(t, 20*time.Second, cond, "waited for %s", what)
+	testenv.Eventually(t, 20*time.Second, func() bool { return len(s.Snapshot().Servers) == 0 }, "waited for %s (and browser) to leave the snapshot", inst)
 }

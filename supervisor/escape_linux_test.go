@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"mcptray/internal/testenv"
 	"mcptray/registry"
 )
 
@@ -655,10 +656,10 @@ func TestAdoptOrphansHere(t *testing.T) {
 	// Killed once it is in its own session: killed sooner, it is still
 	// the setsid program in mcptray's process group, which the reaper
 	// leaves to whoever started it (on a loaded machine, one run in three).
-	waitFor(t, "the orphan to be in a session of its own", func() bool {
+	testenv.Eventually(t, 20*time.Second, func() bool {
 		s, ok := readStat(pid)
 		return ok && s.sid == pid
-	})
+	}, "waited for the orphan %d to be in a session of its own", pid)
 	syscall.Kill(pid, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
