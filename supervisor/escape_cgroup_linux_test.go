@@ -200,18 +200,7 @@ func TestCgroupStopReadsNoChildren(t *testing.T) {
 	if n := childWalks.Load() - walks; n != 0 {
 		t.Errorf("the look before a stop walked mcptray's children %d times; a cgroup names the family without it", n)
 	}
-	stdin.Close()
-	f.awaitLeader()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("cat: %v", err)
-	}
-	f.leaderReaped()
-	if _, followed := f.followHeirs(func(int) {}); followed {
-		t.Error("cat has an heir")
-	}
-	if n := f.killAll(); n != 0 {
-		t.Errorf("%d members left", n)
-	}
+	stopCat(t, f, cmd, stdin)
 	f.close()
 	if n := childWalks.Load() - walks; n != 0 {
 		t.Errorf("the stop walked mcptray's children %d times; once the cgroup is empty nothing is left to find there", n)

@@ -466,6 +466,19 @@ func TestStopReadsProcAsNeeded(t *testing.T) {
 	}
 	f := newFamily(cmd.Process.Pid, "stop-test", nil, nil, nil, nil)
 	f.refresh() // as a stop begins
+	stopCat(t, f, cmd, stdin)
+	before := procReads.Load()
+	f.killAll()
+	f.refresh()
+	if n := procReads.Load() - before; n != 0 {
+		t.Errorf("a family that is gone read /proc again: %d reads", n)
+	}
+}
+
+// stopCat stops cat (cmd, in family f) as a stop does: its stdin closed,
+// its exit awaited and reaped, its heirs followed, its family killed.
+func stopCat(t *testing.T, f *family, cmd *exec.Cmd, stdin io.Closer) {
+	t.Helper()
 	stdin.Close()
 	f.awaitLeader()
 	if err := cmd.Wait(); err != nil {
@@ -477,12 +490,6 @@ func TestStopReadsProcAsNeeded(t *testing.T) {
 	}
 	if n := f.killAll(); n != 0 {
 		t.Errorf("%d members left", n)
-	}
-	before := procReads.Load()
-	f.killAll()
-	f.refresh()
-	if n := procReads.Load() - before; n != 0 {
-		t.Errorf("a family that is gone read /proc again: %d reads", n)
 	}
 }
 
