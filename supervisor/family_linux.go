@@ -211,14 +211,7 @@ func (f *family) look(kind int) census {
 	if f.gone {
 		return c
 	}
-	// A family in a cgroup whose leader has exited and whose cgroup is
-	// empty has nothing left that a walk could find: its members cannot
-	// leave the cgroup, and a zombie is no longer in it. Only the members
-	// seen before are looked at (for what left the cgroup with a
-	// privilege, and the zombies among them to reap). The stop of a
-	// server that ends when its stdin closes costs one read of
-	// cgroup.events, not a walk of mcptray's children.
-	settled := f.cg != nil && (f.exited || f.reaped) && f.cg.empty()
+	settled := f.settledLocked()
 	src := newProcSource(f.self)
 	selfPgid, selfSid := unix.Getpgrp(), 0
 	if sid, err := unix.Getsid(0); err == nil {
@@ -325,6 +318,17 @@ func (f *family) look(kind int) census {
 		track.remove(f)
 	}
 	return c
+}
+
+// settledLocked reports whether f is in a cgroup, its leader has exited
+// and the cgroup is empty: then nothing is left that a walk could find
+// (its members cannot leave the cgroup, and a zombie is no longer in it),
+// and a look reads only the members seen before (for what left the
+// cgroup with a privilege, and the zombies among them to reap). The stop
+// of a server that ends when its stdin closes costs one read of
+// cgroup.events, not a walk of mcptray's children. f.mu is held.
+func (f *family) settledLocked() bool {
+	return f.cg != nil && (f.exited || f.reaped) && f.cg.empty()
 }
 
 // noteLocked fills c from the members a look found (the live ones, the
