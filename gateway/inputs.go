@@ -72,7 +72,7 @@ func withInputs(params mcp.Params, responses mcp.InputResponseMap, state string)
 // again.
 func (h *hub) sendAnswering(ctx context.Context, cs *mcp.ClientSession, c *call, method string, params mcp.Params) (mcp.Result, error) {
 	for round := 1; ; round++ {
-		res, err := send(ctx, cs, method, params)
+		res, err := send(ctx, cs, method, h.levelled(cs, params))
 		if err != nil {
 			return res, err
 		}

@@ -89,7 +89,7 @@ func (h *hub) setLevel(ctx context.Context, cl *client, level mcp.LoggingLevel) 
 	}
 	return h.useClient(ctx, func(cs *mcp.ClientSession) error {
 		if modernUpstream(cs) {
-			return nil // the revision has no logging/setLevel
+			return nil // the revision has no logging/setLevel: each request says it (levelled)
 		}
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: want}); err != nil {
 			return err
@@ -99,6 +99,51 @@ func (h *hub) setLevel(ctx context.Context, cl *client, level mcp.LoggingLevel) 
 		h.mu.Unlock()
 		return nil
 	})
+}
+
+// logLevelKey is where a request of the 2026-07-28 revision says the
+// level it wants the server's logs at: the revision has no
+// logging/setLevel.
+const logLevelKey = protocolMetaPrefix + "logLevel"
+
+// levelled is params as upstream session cs is sent them: to a server of
+// the 2026-07-28 revision, with the logging level in _meta, the most
+// verbose any session asked for (what a server of the initialize era is
+// told with logging/setLevel); each session is still sent only what its
+// own level lets through (fromserver.go). The caller's params are never
+// changed.
+func (h *hub) levelled(cs *mcp.ClientSession, params mcp.Params) mcp.Params {
+	if params == nil || isNil(params) || !modernUpstream(cs) {
+		return params
+	}
+	want := h.wantLevel()
+	if want == "" {
+		return params
+	}
+	meta := mcp.Meta(maps.Clone(params.GetMeta()))
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	meta[logLevelKey] = want
+	switch p := params.(type) {
+	case *mcp.CallToolParams:
+		return withMeta(p, meta)
+	case *mcp.ListToolsParams:
+		return withMeta(p, meta)
+	case *mcp.ListResourcesParams:
+		return withMeta(p, meta)
+	case *mcp.ListResourceTemplatesParams:
+		return withMeta(p, meta)
+	case *mcp.ListPromptsParams:
+		return withMeta(p, meta)
+	case *mcp.ReadResourceParams:
+		return withMeta(p, meta)
+	case *mcp.GetPromptParams:
+		return withMeta(p, meta)
+	case *mcp.CompleteParams:
+		return withMeta(p, meta)
+	}
+	return params
 }
 
 var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
