@@ -146,32 +146,50 @@ func TestRootsComeFromTheClient(t *testing.T) {
 	}
 }
 
-// Logs go to each session at its own level.
+// Logs go to each session at its own level, and none to a session that
+// set no level, from a server of either era: an initialize-era one is
+// told the most verbose level with logging/setLevel, a 2026-07-28 one
+// (which has no logging/setLevel) in each request's _meta.
 func TestLogLevelPerSession(t *testing.T) {
-	e := newEnv(t)
-	var mu sync.Mutex
-	logs := map[string][]string{}
-	opts := func(name string) *mcp.ClientOptions {
-		return &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+	for _, era := range []struct{ name, env string }{{"initialize era", ""}, {"2026-07-28", "GATEWAY_TEST_MODERN_ONLY=1"}} {
+		t.Run(era.name, func(t *testing.T) {
+			var extra []string
+			if era.env != "" {
+				extra = append(extra, era.env)
+			}
+			e := newEnv(t, extra...)
+			var mu sync.Mutex
+			logs := map[string][]string{}
+			opts := func(name string) *mcp.ClientOptions {
+				return &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+					mu.Lock()
+					defer mu.Unlock()
+					logs[name] = append(logs[name], r.Params.Data.(string))
+				}}
+			}
+			dbg := e.connect(opts("debug"), "debug")
+			info := e.connect(opts("info"), "info")
+			quiet := e.connect(opts("quiet"), "quiet")
+			if err := dbg.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := info.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			callText(t, info, "log", map[string]any{"message": "m"})
+			waitFor(t, "logs", func() bool { mu.Lock(); defer mu.Unlock(); return len(logs["debug"]) == 2 && len(logs["info"]) == 1 })
+			callText(t, quiet, "log", map[string]any{"message": "q"})
+			waitFor(t, "the quiet session's call's logs", func() bool { mu.Lock(); defer mu.Unlock(); return len(logs["debug"]) == 4 })
+			callText(t, quiet, "echo", map[string]any{"message": "flush"})
 			mu.Lock()
 			defer mu.Unlock()
-			logs[name] = append(logs[name], r.Params.Data.(string))
-		}}
-	}
-	dbg := e.connect(opts("debug"), "debug")
-	info := e.connect(opts("info"), "info")
-	if err := dbg.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := info.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		t.Fatal(err)
-	}
-	callText(t, info, "log", map[string]any{"message": "m"})
-	waitFor(t, "logs", func() bool { mu.Lock(); defer mu.Unlock(); return len(logs["debug"]) == 2 && len(logs["info"]) == 1 })
-	mu.Lock()
-	defer mu.Unlock()
-	if logs["info"][0] != "m" {
-		t.Fatalf("info session got %v", logs["info"])
+			if len(logs["info"]) != 2 || logs["info"][0] != "m" || logs["info"][1] != "q" {
+				t.Fatalf("info session got %v", logs["info"])
+			}
+			if len(logs["quiet"]) != 0 {
+				t.Fatalf("the session that set no level got %v", logs["quiet"])
+			}
+		})
 	}
 }
 

@@ -199,13 +199,22 @@ func (h *hub) upstreamParams(c *call, params mcp.Params) mcp.Params {
 		h.progress[c.upToken] = c
 		h.mu.Unlock()
 	}
-	switch p := params.(type) {
-	case *mcp.CallToolParamsRaw:
+	if p, ok := params.(*mcp.CallToolParamsRaw); ok {
 		out := &mcp.CallToolParams{Meta: meta, Name: p.Name}
 		if len(p.Arguments) > 0 {
 			out.Arguments = p.Arguments
 		}
 		return out
+	}
+	return replaceMeta(params, meta)
+}
+
+// replaceMeta is a copy of params, of a request the gateway relays (see
+// send), with _meta replaced; other params as they are.
+func replaceMeta(params mcp.Params, meta mcp.Meta) mcp.Params {
+	switch p := params.(type) {
+	case *mcp.CallToolParams:
+		return withMeta(p, meta)
 	case *mcp.ListToolsParams:
 		return withMeta(p, meta)
 	case *mcp.ListResourcesParams:

@@ -125,25 +125,7 @@ func (h *hub) levelled(cs *mcp.ClientSession, params mcp.Params) mcp.Params {
 		meta = mcp.Meta{}
 	}
 	meta[logLevelKey] = want
-	switch p := params.(type) {
-	case *mcp.CallToolParams:
-		return withMeta(p, meta)
-	case *mcp.ListToolsParams:
-		return withMeta(p, meta)
-	case *mcp.ListResourcesParams:
-		return withMeta(p, meta)
-	case *mcp.ListResourceTemplatesParams:
-		return withMeta(p, meta)
-	case *mcp.ListPromptsParams:
-		return withMeta(p, meta)
-	case *mcp.ReadResourceParams:
-		return withMeta(p, meta)
-	case *mcp.GetPromptParams:
-		return withMeta(p, meta)
-	case *mcp.CompleteParams:
-		return withMeta(p, meta)
-	}
-	return params
+	return replaceMeta(params, meta)
 }
 
 var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
