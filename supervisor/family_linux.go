@@ -254,30 +254,7 @@ func (f *family) look(kind int) census {
 		add(s)
 	}
 	lost := false // a member died while it was looked at: its children moved
-	orphans := func() {
-		childWalks.Add(1)
-		for _, k := range src.children(f.self) {
-			if _, ok := member[k]; ok || isActiveLeader(k) {
-				continue
-			}
-			if src.table == nil {
-				if of, ok := track.child(k); ok && of != f {
-					continue // told apart before: another family's, or none's
-				}
-			}
-			s, ok := src.stat(k)
-			if !ok {
-				continue
-			}
-			fam, unsure := track.classify(s, src)
-			if fam == f {
-				add(s)
-			}
-			if unsure {
-				c.unsure++
-			}
-		}
-	}
+	orphans := func() { c.unsure += f.orphansLocked(src, member, add) }
 	walk := func() {
 		for len(queue) > 0 {
 			pid := queue[0]
@@ -318,6 +295,35 @@ func (f *family) look(kind int) census {
 		track.remove(f)
 	}
 	return c
+}
+
+// orphansLocked tells apart mcptray's children that are not members yet
+// (a member's orphans land there), adding f's with add; it returns how
+// many could not be told apart. f.mu is held.
+func (f *family) orphansLocked(src *procSource, member map[int]procStat, add func(procStat)) (unsure int) {
+	childWalks.Add(1)
+	for _, k := range src.children(f.self) {
+		if _, ok := member[k]; ok || isActiveLeader(k) {
+			continue
+		}
+		if src.table == nil {
+			if of, ok := track.child(k); ok && of != f {
+				continue // told apart before: another family's, or none's
+			}
+		}
+		s, ok := src.stat(k)
+		if !ok {
+			continue
+		}
+		fam, notTold := track.classify(s, src)
+		if fam == f {
+			add(s)
+		}
+		if notTold {
+			unsure++
+		}
+	}
+	return unsure
 }
 
 // settledLocked reports whether f is in a cgroup, its leader has exited
