@@ -19,9 +19,12 @@ var callArgs = map[string]any{"a": 2, "b": 3}
 // it) against a bare go-sdk client that starts the same server and makes
 // the same call.
 func callBench(self, cli, server string, env []string, runs int) (mcptray, bare time.Duration) {
-	return pair(runs, env,
-		[]string{cli, "call", "add", `{"a":2,"b":3}`, "--", server, "serve-demo"},
-		[]string{self, "-call-client", server, "serve-demo"})
+	return pair(runs, env, callArgv(cli, server), []string{self, "-call-client", server, "serve-demo"})
+}
+
+// callArgv is cli's `call` of the add tool of server's demo server.
+func callArgv(cli, server string) []string {
+	return []string{cli, "call", "add", `{"a":2,"b":3}`, "--", server, "serve-demo"}
 }
 
 // bareCall is the baseline: start the server, connect, call the tool.

@@ -262,8 +262,7 @@ func (b *bench) callRows() {
 		check(err)
 		x, y = callBench(b.self, h, b.bin, b.env, o.runs)
 		b.row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", x, y, 1.15)
-		call := func(cli string) []string { return []string{cli, "call", "add", `{"a":2,"b":3}`, "--", h, "serve-demo"} }
-		x, y = pair(o.runs, b.env, call(b.bin), call(h))
+		x, y = pair(o.runs, b.env, callArgv(b.bin, h), callArgv(h, h))
 		b.row("call of a demo tool, desktop build handing off vs the headless build (same call, same server)", x, y, 1.15)
 	}
 }
