@@ -43,3 +43,10 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, format st
 		pause = min(2*pause, 200*time.Millisecond)
 	}
 }
+
+// Lazy is a message argument that is read as the message is made: given to
+// Eventually, it says what the condition saw last, not what there was when
+// the wait began.
+type Lazy func() string
+
+func (f Lazy) String() string { return f() }

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,5 +36,23 @@ func TestNeedFailsInCI(t *testing.T) {
 		if ci == "" && !strings.Contains(string(out), "--- SKIP") {
 			t.Errorf("CI unset: not skipped:\n%s", out)
 		}
+	}
+}
+
+// TestEventuallyMessageSeesTheEnd: a Lazy argument is read when
+// the wait fails, not when it starts.
+func TestEventuallyMessageSeesTheEnd(t *testing.T) {
+	if os.Getenv("TESTENV_HELPER") == "eventually" {
+		seen := "nothing yet"
+		n := 0
+		Eventually(t, 100*time.Millisecond, func() bool { n++; seen = fmt.Sprintf("poll %d", n); return false },
+			"last seen: %s", Lazy(func() string { return seen }))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEventuallyMessageSeesTheEnd$")
+	cmd.Env = append(os.Environ(), "TESTENV_HELPER=eventually")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "last seen: poll ") || strings.Contains(string(out), "nothing yet") {
+		t.Errorf("the message did not say what the last poll saw:\n%s", out)
 	}
 }
