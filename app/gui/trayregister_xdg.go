@@ -6,70 +6,138 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/godbus/dbus/v5"
 )
 
-// stayInTray registers the app's tray item with the StatusNotifierWatcher
-// each time one appears on the session bus, until ctx ends. The systray
-// registers once when a watcher appears, and a tray host that takes the
-// watcher's name before it serves the object (gtk-sni-tray-standalone does)
-// answers that one call with UnknownObject: the icon then never shows when
-// the panel starts after the app (an app started at login). So this tries
-// again, with a growing pause, until the watcher takes it.
+const (
+	watcherName = "org.kde.StatusNotifierWatcher"
+	// trayItemPath is where fyne.io/systray serves the item, and what it
+	// registers: the watcher records the connection's unique name with it.
+	trayItemPath = "/StatusNotifierItem"
+)
+
+// stayInTray keeps the app's tray item registered with the
+// StatusNotifierWatcher until ctx ends. The systray registers once when it
+// starts and once each time a watcher appears, and both calls can be lost:
+// a tray host that takes the watcher's name before it serves the object
+// (gtk-sni-tray-standalone does) answers the second with UnknownObject, so
+// the icon never shows when the panel starts after the app (an app started
+// at login). So this registers the item again, with a growing pause, until
+// the watcher lists it (for five minutes at most: a watcher that refuses
+// that long waits for the next one).
+//
+// It registers exactly what the systray does, from the systray's own
+// connection (godbus's shared session connection), so a watcher sees one
+// item however many times it is registered: a second registration under
+// another name would show as a second icon.
 func stayInTray(ctx context.Context) {
-	conn, err := dbus.ConnectSessionBus()
+	conn, err := dbus.SessionBus() // shared with the systray: never closed here
 	if err != nil {
 		return // no session bus: no tray either
 	}
-	defer conn.Close()
-	if err := conn.AddMatchSignalContext(ctx,
+	// The same rule the systray adds, and no other: the systray's own
+	// listener reads every signal this connection gets and stops at one
+	// that is not a NameOwnerChanged.
+	match := []dbus.MatchOption{
 		dbus.WithMatchObjectPath("/org/freedesktop/DBus"),
 		dbus.WithMatchInterface("org.freedesktop.DBus"),
+		dbus.WithMatchSender("org.freedesktop.DBus"),
 		dbus.WithMatchMember("NameOwnerChanged"),
 		dbus.WithMatchArg(0, watcherName),
-	); err != nil {
+	}
+	if err := conn.AddMatchSignalContext(ctx, match...); err != nil {
 		return
 	}
+	defer conn.RemoveMatchSignal(match...)
 	signals := make(chan *dbus.Signal, 8)
 	conn.Signal(signals)
-	item := fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", os.Getpid()) // the name fyne.io/systray takes
+	defer conn.RemoveSignal(signals)
+
+	// A watcher already there was registered with by the systray as it
+	// started; a look, once that is done, makes sure it took the item.
+	pending := false
+	settled := time.After(5 * time.Second)
+	const firstPause, maxPause, patience = 100 * time.Millisecond, 5 * time.Second, 5 * time.Minute
+	pause := firstPause
+	var retry <-chan time.Time
+	var since time.Time // the first refusal of this round
 	for {
+		if pending && retry == nil {
+			switch {
+			case registerTrayItem(ctx, conn):
+				pending, pause, since = false, firstPause, time.Time{}
+			case since.IsZero() || time.Since(since) < patience:
+				if since.IsZero() {
+					since = time.Now()
+				}
+				retry = time.After(pause)
+				pause = min(2*pause, maxPause)
+			default:
+				pending, pause, since = false, firstPause, time.Time{}
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-retry:
+			retry = nil
+		case <-settled:
+			settled = nil
+			pending = pending || busHasOwner(ctx, conn, watcherName)
 		case sig, ok := <-signals:
 			if !ok {
-				return
+				return // the connection closed (the systray quit)
 			}
 			if sig.Name != "org.freedesktop.DBus.NameOwnerChanged" || len(sig.Body) < 3 {
 				continue
 			}
-			if owner, _ := sig.Body[2].(string); owner != "" {
-				registerTrayItem(ctx, conn, item)
-			}
+			// A new watcher: look at once. No watcher: nothing to
+			// register with until one comes.
+			owner, _ := sig.Body[2].(string)
+			pending, pause, retry, since = owner != "", firstPause, nil, time.Time{}
 		}
 	}
 }
 
-const watcherName = "org.kde.StatusNotifierWatcher"
-
-// registerTrayItem registers item with the watcher, trying again for a
-// while when the watcher is not serving yet.
-func registerTrayItem(ctx context.Context, conn *dbus.Conn, item string) {
-	pause := 100 * time.Millisecond
-	for range 12 {
-		call := conn.Object(watcherName, "/StatusNotifierWatcher").CallWithContext(ctx,
-			watcherName+".RegisterStatusNotifierItem", 0, item)
-		if call.Err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 2*time.Second)
+// registerTrayItem makes sure the watcher lists the item; false when the
+// watcher refused or did not answer (it may not serve its object yet).
+func registerTrayItem(ctx context.Context, conn *dbus.Conn) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	// Until the systray serves the item (it takes this name once it has
+	// exported it), a watcher would find nothing there.
+	if !busHasOwner(ctx, conn, fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", os.Getpid())) {
+		return false
 	}
+	watcher := conn.Object(watcherName, "/StatusNotifierWatcher")
+	if trayItemListed(watcher, conn) {
+		return true
+	}
+	return watcher.CallWithContext(ctx, watcherName+".RegisterStatusNotifierItem", 0, trayItemPath).Err == nil
+}
+
+// trayItemListed reports whether the watcher's RegisteredStatusNotifierItems
+// holds the item: the connection's unique name, alone or with the path.
+func trayItemListed(watcher dbus.BusObject, conn *dbus.Conn) bool {
+	names := conn.Names()
+	if len(names) == 0 {
+		return false
+	}
+	v, err := watcher.GetProperty(watcherName + ".RegisteredStatusNotifierItems")
+	if err != nil {
+		return false
+	}
+	items, _ := v.Value().([]string)
+	return slices.ContainsFunc(items, func(s string) bool { return s == names[0] || strings.HasPrefix(s, names[0]+"/") })
+}
+
+// busHasOwner reports whether name has an owner on the bus.
+func busHasOwner(ctx context.Context, conn *dbus.Conn, name string) bool {
+	var has bool
+	err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, name).Store(&has)
+	return err == nil && has
 }
