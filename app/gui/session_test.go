@@ -672,24 +672,31 @@ func xdotool(t *testing.T, args ...string) {
 	}
 }
 
+// hostWindows counts the tray host's windows on screen: its bar, and its
+// menu while one is open.
+func hostWindows(host *exec.Cmd) int {
+	out, _ := exec.Command("xdotool", "search", "--onlyvisible", "--pid", strconv.Itoa(host.Process.Pid)).Output()
+	return len(strings.Fields(string(out)))
+}
+
 // startThirtyInTheTray starts a desktop session (window manager, tray host,
 // notification daemon) and the app hidden in it with the 30 servers of
 // sessionServers, and waits for the demos to be ready.
-func startThirtyInTheTray(t *testing.T) *desktopApp {
+func startThirtyInTheTray(t *testing.T) (a *desktopApp, host *exec.Cmd) {
 	t.Helper()
 	needSession(t)
 	bin := binaries(t)
 	startOpenbox(t)
-	startTrayHost(t)
+	host = startTrayHost(t)
 	startDunst(t)
 	home := t.TempDir()
 	cfg, demos := sessionServers(t, bin, home, 30)
-	a := startApp(t, bin, home, cfg, "--hide")
+	a = startApp(t, bin, home, cfg, "--hide")
 	waitMenu(t, a.pid, "demos ready", func(items []menuItem) bool {
 		_, ok := labelWith(items, fmt.Sprintf("%d ready", demos))
 		return ok
 	})
-	return a
+	return a, host
 }
 
 // TestSessionOpenFromTheTrayHost: "Open mcptray", chosen 20 times in the
@@ -697,7 +704,7 @@ func startThirtyInTheTray(t *testing.T) *desktopApp {
 // item from the keyboard, as a person picks it) at 30 servers, opens the
 // window every time; Ctrl+W closes it in between.
 func TestSessionOpenFromTheTrayHost(t *testing.T) {
-	a := startThirtyInTheTray(t)
+	a, host := startThirtyInTheTray(t)
 	// The app is the one item: the watcher lists it by its bus name.
 	testenv.Eventually(t, 20*time.Second, func() bool { return strings.Contains(registeredItems(), "':") },
 		"the tray host never registered the app's icon: %s", registeredItems())
@@ -715,8 +722,13 @@ func TestSessionOpenFromTheTrayHost(t *testing.T) {
 		// The host's bar is along the bottom of the screen; the app's
 		// icon is its first. The menu opens on the click; Down takes its
 		// first item, Open mcptray, and Return chooses it.
+		bar := hostWindows(host)
 		xdo("mousemove", "12", "790", "click", "1")
-		time.Sleep(300 * time.Millisecond) // the host maps its menu and grabs the keyboard
+		// The menu is the host's window that maps on the click (a hang
+		// guard, not a claimed time); its keyboard grab follows the map.
+		testenv.Eventually(t, 30*time.Second, func() bool { return hostWindows(host) > bar },
+			"run %d: the tray host's menu did not open on a click on the app's icon", run)
+		time.Sleep(100 * time.Millisecond)
 		xdo("key", "Down", "Return")
 		var id string
 		for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
