@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -291,7 +292,7 @@ func (s *Schema) CheckValue(v any) error {
 	return nil
 }
 
-var schemaPathRE = regexp.MustCompile(`validating (/[^:]*): `)
+var schemaPathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`validating (/[^:]*): `) })
 
 // validationError turns the validator's "validating root: validating
 // /properties/o: validating /properties/o/properties/x: minimum: …" into
@@ -299,7 +300,7 @@ var schemaPathRE = regexp.MustCompile(`validating (/[^:]*): `)
 func validationError(err error) error {
 	msg := err.Error()
 	field := ""
-	if ms := schemaPathRE.FindAllStringSubmatchIndex(msg, -1); len(ms) > 0 {
+	if ms := schemaPathRE().FindAllStringSubmatchIndex(msg, -1); len(ms) > 0 {
 		last := ms[len(ms)-1]
 		path := msg[last[2]:last[3]]
 		msg = msg[last[1]:]

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"mcptray/internal/human"
@@ -235,7 +236,7 @@ func tlsDiagnosis(err error, host, rawURL string) *Diagnosis {
 
 // resourceMetadataRE finds resource_metadata="…" in a WWW-Authenticate
 // header (RFC 9728).
-var resourceMetadataRE = regexp.MustCompile(`resource_metadata\s*=\s*"?([^",\s]+)"?`)
+var resourceMetadataRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`resource_metadata\s*=\s*"?([^",\s]+)"?`) })
 
 // httpDiagnosis explains an HTTP answer that stopped the connection.
 func httpDiagnosis(ex *httpExchange) *Diagnosis {
@@ -247,7 +248,7 @@ func httpDiagnosis(ex *httpExchange) *Diagnosis {
 			Evidence: ex.evidence(),
 			Fix:      "Add the credentials the server expects under [servers.NAME.headers] (for example Authorization = \"Bearer ${env:TOKEN}\"); OAuth sign-in is not done by a health check.",
 		}
-		if m := resourceMetadataRE.FindStringSubmatch(ex.wwwAuthenticate); m != nil {
+		if m := resourceMetadataRE().FindStringSubmatch(ex.wwwAuthenticate); m != nil {
 			d.Message += " It names its OAuth resource metadata at " + m[1] + "."
 			d.Evidence = append(d.Evidence, "resource metadata: "+m[1])
 		}

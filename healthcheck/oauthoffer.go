@@ -35,7 +35,7 @@ func offersSignIn(ctx context.Context, client *http.Client, serverURL, challenge
 	}
 	origin := u.Scheme + "://" + u.Host
 	var resource []string
-	if m := resourceMetadataRE.FindStringSubmatch(challenge); m != nil {
+	if m := resourceMetadataRE().FindStringSubmatch(challenge); m != nil {
 		resource = append(resource, m[1])
 	}
 	if p := strings.TrimRight(u.Path, "/"); p != "" {

@@ -185,7 +185,7 @@ func (ix *Index) Search(query string, limit int) []Match {
 	qw := map[string]float64{}
 	for _, t := range Terms(query) {
 		qw[t] = max(qw[t], 1)
-		for _, s := range synonyms[t] {
+		for _, s := range synonyms()[t] {
 			if _, own := qw[s]; !own {
 				qw[s] = max(qw[s], wSynonym)
 			}

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -14,7 +15,7 @@ func Terms(text string) []string {
 	var out []string
 	for _, w := range words(text) {
 		w = strings.ToLower(w)
-		if stopWords[w] {
+		if stopWords()[w] {
 			continue
 		}
 		out = append(out, stem(w))
@@ -109,9 +110,11 @@ func isASCII(s string) bool {
 }
 
 // stopWords say nothing about what a tool does.
-var stopWords = set("a an the of to in on for from with by at as is are be been this that these those it its " +
-	"and or but if then than so do does can could would should will shall may might must i me my we our you your " +
-	"please some any all into about which what how when where who whom there here just also only very via using use")
+var stopWords = sync.OnceValue(func() map[string]bool {
+	return set("a an the of to in on for from with by at as is are be been this that these those it its " +
+		"and or but if then than so do does can could would should will shall may might must i me my we our you your " +
+		"please some any all into about which what how when where who whom there here just also only very via using use")
+})
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}
@@ -124,7 +127,7 @@ func set(words string) map[string]bool {
 // synonyms are everyday words for what tools call by other names, by
 // stem, each searched at [wSynonym] of the word's weight. Kept small and
 // general: words people use for files, memory, time and arithmetic.
-var synonyms = func() map[string][]string {
+var synonyms = sync.OnceValue(func() map[string][]string {
 	groups := []string{
 		"folder directory dir",
 		"file document",
@@ -171,7 +174,7 @@ var synonyms = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})
 
 func contains(xs []string, x string) bool {
 	for _, y := range xs {

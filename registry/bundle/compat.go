@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -136,11 +137,11 @@ func kindFor(serverType string) string {
 	return serverType
 }
 
-var versionRE = regexp.MustCompile(`\d+(\.\d+){0,2}`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+(\.\d+){0,2}`) })
 
 // versionIn finds the version in `node --version` ("v22.3.0") or `python3
 // --version` ("Python 3.12.1") output.
-func versionIn(s string) string { return versionRE.FindString(s) }
+func versionIn(s string) string { return versionRE().FindString(s) }
 
 // constraint is a semver range: alternatives (||) of comparator sets.
 type constraint [][]comparator
@@ -150,7 +151,9 @@ type comparator struct {
 	v  [3]int
 }
 
-var comparatorRE = regexp.MustCompile(`^(>=|<=|>|<|=|\^|~)?\s*v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$`)
+var comparatorRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(>=|<=|>|<|=|\^|~)?\s*v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$`)
+})
 
 // parseConstraint reads the ranges compatibility.runtimes uses (">=16.0.0",
 // ">=3.8,<4.0", "^18", ">=1 <2 || >=3").
@@ -181,7 +184,7 @@ func parseConstraint(s string) (constraint, error) {
 }
 
 func parseComparator(f string) ([]comparator, error) {
-	m := comparatorRE.FindStringSubmatch(f)
+	m := comparatorRE().FindStringSubmatch(f)
 	if m == nil {
 		return nil, fmt.Errorf("%q is not a comparison such as >=18.0.0", f)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mcptray/registry"
 	"mcptray/registry/catalog"
@@ -18,7 +19,7 @@ import (
 const hostGOOS = runtime.GOOS
 
 // varRE matches the manifest's ${NAME} variables.
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_.]*|/)\}`)
+var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_.]*|/)\}`) })
 
 // Fields lists the user_config fields, in name order, as the registry
 // package describes inputs (so one prompt serves both).
@@ -109,7 +110,7 @@ type vars struct {
 
 // subst replaces the fixed variables in s.
 func (v *vars) subst(s string) string {
-	return varRE.ReplaceAllStringFunc(s, func(mm string) string {
+	return varRE().ReplaceAllStringFunc(s, func(mm string) string {
 		if x, ok := v.fixed[mm[2:len(mm)-1]]; ok {
 			return x
 		}
@@ -120,7 +121,7 @@ func (v *vars) subst(s string) string {
 // fill replaces every variable in s, a multiple user_config value joined
 // with commas.
 func (v *vars) fill(s string) string {
-	return varRE.ReplaceAllStringFunc(v.subst(s), func(mm string) string {
+	return varRE().ReplaceAllStringFunc(v.subst(s), func(mm string) string {
 		if k, ok := strings.CutPrefix(mm[2:len(mm)-1], "user_config."); ok {
 			return strings.Join(v.user[k], ",")
 		}
@@ -131,7 +132,7 @@ func (v *vars) fill(s string) string {
 // userRef is the user_config field s is, when s is "${user_config.X}" and
 // nothing else.
 func userRef(s string) (string, bool) {
-	mm := varRE.FindStringSubmatch(s)
+	mm := varRE().FindStringSubmatch(s)
 	if mm == nil || mm[0] != s {
 		return "", false
 	}

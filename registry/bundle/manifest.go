@@ -228,7 +228,7 @@ func (m *Manifest) configRefs() []string {
 	}
 	var out []string
 	scan := func(s string) {
-		for _, mm := range varRE.FindAllStringSubmatch(s, -1) {
+		for _, mm := range varRE().FindAllStringSubmatch(s, -1) {
 			if n, ok := strings.CutPrefix(mm[1], "user_config."); ok && !slices.Contains(out, n) {
 				out = append(out, n)
 			}

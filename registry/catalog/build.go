@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mcptray/registry"
 )
@@ -382,7 +383,7 @@ func (b *builder) err() error {
 	return &MissingError{Server: b.server, Fields: b.missing}
 }
 
-var varRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // fill is an input's value: its fixed value with {variables} replaced, or
 // the person's value, or its default; "" (and, when required, noted as
@@ -390,7 +391,7 @@ var varRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // as the schema says.
 func (b *builder) fill(name string, in Input, kind string) string {
 	if in.Value != "" {
-		return varRE.ReplaceAllStringFunc(in.Value, func(m string) string {
+		return varRE().ReplaceAllStringFunc(in.Value, func(m string) string {
 			v := m[1 : len(m)-1]
 			vin, ok := in.Variables[v]
 			if !ok {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Response is one server as the registry's API answers it: the publisher's
@@ -122,7 +123,7 @@ type KeyValue struct {
 // (2025-09-16 on). The 2025-07-09 shape spelled every field in snake_case.
 var knownSchemas = []string{"2025-09-16", "2025-09-29", "2025-10-11", "2025-10-17", "2025-12-11"}
 
-var schemaVersionRE = regexp.MustCompile(`/schemas/([^/]+)/server\.schema\.json$`)
+var schemaVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/schemas/([^/]+)/server\.schema\.json$`) })
 
 // SchemaError is a server.json in a shape mcptray does not read.
 type SchemaError struct {
@@ -139,7 +140,7 @@ func (e *SchemaError) Error() string {
 func (s *ServerJSON) CheckSchema() error {
 	if s.VersionDetail != nil {
 		v := orNone(s.Schema)
-		if m := schemaVersionRE.FindStringSubmatch(s.Schema); m != nil {
+		if m := schemaVersionRE().FindStringSubmatch(s.Schema); m != nil {
 			v = m[1]
 		}
 		return &SchemaError{Server: s.Name, Schema: v, Reason: "this is the 2025-07-09 snake_case format (version_detail, registry_type), which registries stopped serving in 2025-09; ask the registry for the current entry"}
@@ -147,7 +148,7 @@ func (s *ServerJSON) CheckSchema() error {
 	if s.Schema == "" {
 		return nil
 	}
-	m := schemaVersionRE.FindStringSubmatch(s.Schema)
+	m := schemaVersionRE().FindStringSubmatch(s.Schema)
 	if m == nil {
 		return &SchemaError{Server: s.Name, Schema: s.Schema, Reason: "not a server.json schema URL (…/schemas/VERSION/server.schema.json)"}
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mcptray/registry"
 )
@@ -200,8 +201,8 @@ func needsCmd(command string) bool {
 }
 
 var (
-	bearerRef = regexp.MustCompile(`^Bearer \$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`)
-	wholeRef  = regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`)
+	bearerRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Bearer \$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`) })
+	wholeRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`) })
 )
 
 // build prepares servers for the client.
@@ -324,11 +325,11 @@ func (b *builder) one(src *registry.Server) (*built, error) {
 		for _, k := range sortedKeys(s.Headers) {
 			v := s.Headers[k]
 			if c.shape.codex {
-				if m := bearerRef.FindStringSubmatch(v); m != nil && strings.EqualFold(k, "Authorization") {
+				if m := bearerRef().FindStringSubmatch(v); m != nil && strings.EqualFold(k, "Authorization") {
 					bs.bearerVar = m[1]
 					continue
 				}
-				if m := wholeRef.FindStringSubmatch(v); m != nil {
+				if m := wholeRef().FindStringSubmatch(v); m != nil {
 					bs.envHeaders = append(bs.envHeaders, kv{k, m[1]})
 					continue
 				}

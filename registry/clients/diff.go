@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mcptray/registry"
 )
@@ -179,9 +180,13 @@ func lcsOps(a, b []string) []diffOp {
 // Keys with a string value, in each format's spelling: "key": "value" (JSON),
 // key = "value" (TOML, inline tables too), key: value (YAML).
 var (
-	jsonField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
-	tomlField = regexp.MustCompile(`([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")(\s*=\s*)"((?:[^"\\]|\\.)*)"`)
-	yamlField = regexp.MustCompile(`^(\s*(?:- )?)([A-Za-z0-9_.-]+|"[^"]*"|'[^']*')(:[ \t]+)(\S.*?)\s*$`)
+	jsonField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`) })
+	tomlField = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")(\s*=\s*)"((?:[^"\\]|\\.)*)"`)
+	})
+	yamlField = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\s*(?:- )?)([A-Za-z0-9_.-]+|"[^"]*"|'[^']*')(:[ \t]+)(\S.*?)\s*$`)
+	})
 )
 
 // maskSecretFields masks, in every line of a diff of the client's file, the
@@ -210,7 +215,7 @@ func (c *Client) maskSecretFields(diff string) string {
 		case FormatYAML:
 			nl := strings.HasSuffix(body, "\n")
 			body = strings.TrimSuffix(body, "\n")
-			if m := yamlField.FindStringSubmatch(body); m != nil {
+			if m := yamlField().FindStringSubmatch(body); m != nil {
 				if v, ok := mask(m[2], m[4]); ok {
 					body = m[1] + m[2] + m[3] + v
 				}
@@ -219,16 +224,16 @@ func (c *Client) maskSecretFields(diff string) string {
 				body += "\n"
 			}
 		case FormatTOML:
-			body = tomlField.ReplaceAllStringFunc(body, func(f string) string {
-				m := tomlField.FindStringSubmatch(f)
+			body = tomlField().ReplaceAllStringFunc(body, func(f string) string {
+				m := tomlField().FindStringSubmatch(f)
 				if v, ok := mask(m[1], m[3]); ok {
 					return m[1] + m[2] + jsonString(v)
 				}
 				return f
 			})
 		default:
-			body = jsonField.ReplaceAllStringFunc(body, func(f string) string {
-				m := jsonField.FindStringSubmatch(f)
+			body = jsonField().ReplaceAllStringFunc(body, func(f string) string {
+				m := jsonField().FindStringSubmatch(f)
 				if v, ok := mask(m[1], m[3]); ok {
 					return `"` + m[1] + `"` + m[2] + jsonString(v)
 				}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tailscale/hujson"
 )
@@ -30,13 +31,13 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
-var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+var hujsonPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`) })
 
 func jsonParse(file string, src []byte, format Format) (hujson.Value, error) {
 	v, err := hujson.Parse(src)
 	if err != nil {
 		pe := &ParseError{File: file, Msg: err.Error()}
-		if m := hujsonPos.FindStringSubmatch(err.Error()); m != nil {
+		if m := hujsonPos().FindStringSubmatch(err.Error()); m != nil {
 			pe.Line, _ = strconv.Atoi(m[1])
 			pe.Col, _ = strconv.Atoi(m[2])
 			pe.Msg = m[3]

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tailscale/hujson"
 	"go.yaml.in/yaml/v3"
@@ -88,12 +89,12 @@ func (c *Client) importAll(file string, data []byte, opts *Options) (*Imported, 
 	return im, nil
 }
 
-var badNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var badNameChar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
 // SanitizeName makes name valid for servers.toml: other characters become
 // '-', at most 64 of them.
 func SanitizeName(name string) string {
-	n := strings.Trim(badNameChar.ReplaceAllString(name, "-"), "-")
+	n := strings.Trim(badNameChar().ReplaceAllString(name, "-"), "-")
 	if len(n) > 64 {
 		n = strings.TrimRight(n[:64], "-")
 	}
@@ -413,14 +414,14 @@ var varName = `([A-Za-z_][A-Za-z0-9_]*)`
 
 // placeholderRE is a placeholder mcptray writes for a reference a client
 // cannot express ([Placeholder]).
-var placeholderRE = regexp.MustCompile(`<` + varName + `>`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<` + varName + `>`) })
 
 // unplaceholder turns mcptray's placeholders in env or header values back
 // into the references they stand for: "<MY_KEY>" is ${env:MY_KEY}, not a
 // literal secret.
 func unplaceholder(m map[string]string) map[string]string {
 	for k, v := range m {
-		m[k] = placeholderRE.ReplaceAllStringFunc(v, func(p string) string {
+		m[k] = placeholderRE().ReplaceAllStringFunc(v, func(p string) string {
 			if p == Hidden { // a secret left out, not a variable
 				return p
 			}

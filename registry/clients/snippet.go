@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tailscale/hujson"
 )
@@ -103,7 +104,7 @@ func snippetSource(text string) (clientID, data string, err error) {
 	return "claude-code", data, err
 }
 
-var envWordRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var envWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
 
 // commandLines reads one server a line (a command line or a URL) into an
 // mcpServers file, in line order.
@@ -136,7 +137,7 @@ func commandLines(text string) (string, error) {
 			return "", fmt.Errorf("line %d: %v", i+1, err)
 		}
 		env := map[string]string{}
-		for len(words) > 0 && envWordRE.MatchString(words[0]) {
+		for len(words) > 0 && envWordRE().MatchString(words[0]) {
 			k, v, _ := strings.Cut(words[0], "=")
 			env[k] = v
 			words = words[1:]
