@@ -705,9 +705,8 @@ func startThirtyInTheTray(t *testing.T) (a *desktopApp, host *exec.Cmd) {
 // window every time; Ctrl+W closes it in between.
 func TestSessionOpenFromTheTrayHost(t *testing.T) {
 	a, host := startThirtyInTheTray(t)
-	// The app is the one item: the watcher lists it by its bus name.
-	testenv.Eventually(t, 20*time.Second, func() bool { return strings.Contains(registeredItems(), "':") },
-		"the tray host never registered the app's icon: %s", registeredItems())
+	testenv.Eventually(t, 20*time.Second, func() bool { return trayItemsOf(a.pid, registeredItems()) > 0 },
+		"the tray host never registered the app's icon: %s", testenv.Lazy(registeredItems))
 	xdo := func(args ...string) { t.Helper(); xdotool(t, args...) }
 	shown := func() string {
 		out, _ := exec.Command("xdotool", "search", "--onlyvisible", "--name", "^mcptray$").Output()

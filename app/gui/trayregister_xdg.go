@@ -59,17 +59,21 @@ func stayInTray(ctx context.Context) {
 
 	// A watcher already there was registered with by the systray as it
 	// started; a look, once that is done, makes sure it took the item.
-	pending := false
 	settled := time.After(5 * time.Second)
 	const firstPause, maxPause, patience = 100 * time.Millisecond, 5 * time.Second, 5 * time.Minute
-	pause := firstPause
-	var retry <-chan time.Time
-	var since time.Time // the first refusal of this round
+	// A round of tries: pending while the watcher has not listed the item.
+	var (
+		pending bool
+		pause   time.Duration
+		retry   <-chan time.Time
+		since   time.Time // the round's first refusal
+	)
+	round := func(want bool) { pending, pause, retry, since = want, firstPause, nil, time.Time{} }
 	for {
 		if pending && retry == nil {
 			switch {
 			case registerTrayItem(ctx, conn):
-				pending, pause, since = false, firstPause, time.Time{}
+				round(false)
 			case since.IsZero() || time.Since(since) < patience:
 				if since.IsZero() {
 					since = time.Now()
@@ -77,7 +81,7 @@ func stayInTray(ctx context.Context) {
 				retry = time.After(pause)
 				pause = min(2*pause, maxPause)
 			default:
-				pending, pause, since = false, firstPause, time.Time{}
+				round(false)
 			}
 		}
 		select {
@@ -87,7 +91,9 @@ func stayInTray(ctx context.Context) {
 			retry = nil
 		case <-settled:
 			settled = nil
-			pending = pending || busHasOwner(ctx, conn, watcherName)
+			if !pending && busHasOwner(ctx, conn, watcherName) {
+				round(true)
+			}
 		case sig, ok := <-signals:
 			if !ok {
 				return // the connection closed (the systray quit)
@@ -98,7 +104,7 @@ func stayInTray(ctx context.Context) {
 			// A new watcher: look at once. No watcher: nothing to
 			// register with until one comes.
 			owner, _ := sig.Body[2].(string)
-			pending, pause, retry, since = owner != "", firstPause, nil, time.Time{}
+			round(owner != "")
 		}
 	}
 }
