@@ -123,7 +123,9 @@ func newController(a fyne.App, eng control.Engine, cfgPath string, env *app.Env)
 	c.checkServer = func(s *registry.Server, cfg *registry.Config) supervisor.ServerState {
 		return app.CheckServer(context.Background(), cfg, s, 30*time.Second)
 	}
-	c.notify = newNotifier(a, nil)
+	// One clock: the hold after a restart is set by the controller's and
+	// read by the notifier's.
+	c.notify = newNotifier(a, func() time.Time { return c.now() })
 	return c
 }
 

@@ -173,11 +173,18 @@ func (n *notifier) Observe(trs []supervisor.Transition) {
 	}
 }
 
+// quiet holds, until quietUntil, a server's news that only repeats what
+// it was before (its level under the old daemon); a zero quietUntil ends
+// the hold.
+func (n *notifier) quiet(before map[string]supervisor.Level, quietUntil time.Time) {
+	n.before, n.quietUntil = before, quietUntil
+}
+
 // serviceRestarted says, once, that the background service was restarted
 // and why (body); until quietUntil a server's news is sent only when it is
 // news against before, each server's level under the old daemon.
 func (n *notifier) serviceRestarted(body string, before map[string]supervisor.Level, quietUntil time.Time) {
-	n.before, n.quietUntil = before, quietUntil
+	n.quiet(before, quietUntil)
 	if !n.Enabled() {
 		return
 	}

@@ -47,6 +47,9 @@ func (c *controller) followDaemon(snap supervisor.Snapshot, st control.Status) s
 	if st.Unreachable != nil {
 		if c.lost == nil {
 			c.lost = &daemonLoss{pid: c.host.daemonPID, at: c.now(), levels: levels(c.snap)}
+			// The new daemon's first news can come before the app
+			// knows it is a new daemon: held from now, as after.
+			c.notify.quiet(c.lost.levels, c.now().Add(restartQuiet))
 			c.wakeGateway() // a new daemon now, not at the next poll
 		}
 		return restartingSnapshot(snap, c.lost.at)
@@ -61,7 +64,8 @@ func (c *controller) followDaemon(snap supervisor.Snapshot, st control.Status) s
 		c.wakeGateway()
 		return snap
 	case c.lost.pid:
-		c.lost = nil // the same daemon: it was not restarted
+		c.lost = nil // the same daemon: it was not restarted, its news is news
+		c.notify.quiet(nil, time.Time{})
 		return snap
 	}
 	lost := c.lost

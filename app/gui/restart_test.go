@@ -119,3 +119,43 @@ func TestDaemonRestartSeenEitherWay(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDaemonNewsBeforeItIsNamed: the new daemon's first news of a
+// server that was failing under the old one (it fails again) comes on the
+// change stream before the gateway poll names the new daemon; it is held
+// as it is after, and the restart is the one notification. Had the same
+// daemon come back, its news would be news.
+func TestNewDaemonNewsBeforeItIsNamed(t *testing.T) {
+	for _, same := range []bool{false, true} {
+		eng := newFakeEngine(sampleSnapshot())
+		c := newTestController(t, eng, "")
+		var got []notice
+		c.notify.send = func(x notice) { got = append(got, x) }
+		c.host = engineHost{daemonPID: 100}
+		c.apply(eng.Snapshot())
+		setReachable := func(ok bool) {
+			eng.mu.Lock()
+			eng.status.Unreachable = nil
+			if !ok {
+				eng.status.Unreachable = errors.New("daemon closed the change stream: EOF")
+			}
+			eng.mu.Unlock()
+			c.apply(eng.Snapshot())
+		}
+		setReachable(false)
+		setReachable(true)
+		if !same {
+			c.notify.Observe([]supervisor.Transition{{Server: "github", Event: supervisor.EventCrashed, Reason: "exited with code 1"}})
+			c.setGateway(nil, 200)
+			if len(got) != 1 || got[0].title != "Background service restarted" {
+				t.Errorf("a new daemon: sent %+v; want only the restart", got)
+			}
+			continue
+		}
+		c.setGateway(nil, 100)
+		c.notify.Observe([]supervisor.Transition{{Server: "github", Event: supervisor.EventCrashed, Reason: "exited with code 1"}})
+		if len(got) != 1 || got[0].title != "github crashed" {
+			t.Errorf("the same daemon: sent %+v; want github's crash", got)
+		}
+	}
+}
