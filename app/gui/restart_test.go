@@ -76,21 +76,7 @@ func TestRestartingSnapshot(t *testing.T) {
 // notification names the daemon that went and the one that came.
 func TestDaemonRestartSeenEitherWay(t *testing.T) {
 	for _, streamFirst := range []bool{true, false} {
-		eng := newFakeEngine(sampleSnapshot())
-		c := newTestController(t, eng, "")
-		var got []notice
-		c.notify.send = func(x notice) { got = append(got, x) }
-		c.host = engineHost{daemonPID: 100}
-		c.apply(eng.Snapshot())
-		setReachable := func(ok bool) {
-			eng.mu.Lock()
-			eng.status.Unreachable = nil
-			if !ok {
-				eng.status.Unreachable = errors.New("daemon closed the change stream: EOF")
-			}
-			eng.mu.Unlock()
-			c.apply(eng.Snapshot())
-		}
+		c, got, setReachable := attachedToDaemon100(t)
 		if streamFirst {
 			setReachable(false)
 			if !strings.Contains(c.main.warning.Text, "Background service restarting: daemon pid 100 ended") {
@@ -101,7 +87,7 @@ func TestDaemonRestartSeenEitherWay(t *testing.T) {
 			}
 			c.setGateway(nil, 0) // no daemon answers yet
 			c.setGateway(nil, 200)
-			if len(got) != 0 {
+			if len(*got) != 0 {
 				t.Errorf("stream first: notified while the stream is still down: %+v", got)
 			}
 			setReachable(true)
@@ -111,8 +97,8 @@ func TestDaemonRestartSeenEitherWay(t *testing.T) {
 			setReachable(true)
 			c.setGateway(nil, 200)
 		}
-		if len(got) != 1 || !strings.Contains(got[0].body, "(daemon pid 100)") || !strings.Contains(got[0].body, "(pid 200)") {
-			t.Errorf("stream first %v: sent %+v", streamFirst, got)
+		if len(*got) != 1 || !strings.Contains((*got)[0].body, "(daemon pid 100)") || !strings.Contains((*got)[0].body, "(pid 200)") {
+			t.Errorf("stream first %v: sent %+v", streamFirst, *got)
 		}
 		if c.main.warning.Visible() || c.lost != nil {
 			t.Errorf("stream first %v: after the restart the window still says %q", streamFirst, c.main.warning.Text)
@@ -127,35 +113,43 @@ func TestDaemonRestartSeenEitherWay(t *testing.T) {
 // daemon come back, its news would be news.
 func TestNewDaemonNewsBeforeItIsNamed(t *testing.T) {
 	for _, same := range []bool{false, true} {
-		eng := newFakeEngine(sampleSnapshot())
-		c := newTestController(t, eng, "")
-		var got []notice
-		c.notify.send = func(x notice) { got = append(got, x) }
-		c.host = engineHost{daemonPID: 100}
-		c.apply(eng.Snapshot())
-		setReachable := func(ok bool) {
-			eng.mu.Lock()
-			eng.status.Unreachable = nil
-			if !ok {
-				eng.status.Unreachable = errors.New("daemon closed the change stream: EOF")
-			}
-			eng.mu.Unlock()
-			c.apply(eng.Snapshot())
-		}
+		c, got, setReachable := attachedToDaemon100(t)
 		setReachable(false)
 		setReachable(true)
 		if !same {
 			c.notify.Observe([]supervisor.Transition{{Server: "github", Event: supervisor.EventCrashed, Reason: "exited with code 1"}})
 			c.setGateway(nil, 200)
-			if len(got) != 1 || got[0].title != "Background service restarted" {
-				t.Errorf("a new daemon: sent %+v; want only the restart", got)
+			if len(*got) != 1 || (*got)[0].title != "Background service restarted" {
+				t.Errorf("a new daemon: sent %+v; want only the restart", *got)
 			}
 			continue
 		}
 		c.setGateway(nil, 100)
 		c.notify.Observe([]supervisor.Transition{{Server: "github", Event: supervisor.EventCrashed, Reason: "exited with code 1"}})
-		if len(got) != 1 || got[0].title != "github crashed" {
-			t.Errorf("the same daemon: sent %+v; want github's crash", got)
+		if len(*got) != 1 || (*got)[0].title != "github crashed" {
+			t.Errorf("the same daemon: sent %+v; want github's crash", *got)
 		}
 	}
+}
+
+// attachedToDaemon100 is a controller attached to daemon 100 whose
+// notifications are collected in got; setReachable breaks (false) or
+// restores (true) its change stream.
+func attachedToDaemon100(t *testing.T) (c *controller, got *[]notice, setReachable func(ok bool)) {
+	eng := newFakeEngine(sampleSnapshot())
+	c = newTestController(t, eng, "")
+	got = &[]notice{}
+	c.notify.send = func(x notice) { *got = append(*got, x) }
+	c.host = engineHost{daemonPID: 100}
+	c.apply(eng.Snapshot())
+	setReachable = func(ok bool) {
+		eng.mu.Lock()
+		eng.status.Unreachable = nil
+		if !ok {
+			eng.status.Unreachable = errors.New("daemon closed the change stream: EOF")
+		}
+		eng.mu.Unlock()
+		c.apply(eng.Snapshot())
+	}
+	return c, got, setReachable
 }
