@@ -40,8 +40,10 @@ var noCgroups atomic.Bool
 var cgroupSeq atomic.Uint64
 
 // cgroupBase is the folder to make servers' cgroups in, "" when there is
-// none to use: mcptray's own cgroup in the cgroup v2 hierarchy, writable,
-// with cgroup.kill.
+// none to use: mcptray's own cgroup in the cgroup v2 hierarchy, writable.
+// Whether a cgroup made there can be ended as one (cgroup.kill, Linux
+// 5.14) is learnt from the first server's own cgroup (newCgroup): no
+// folder is made only to ask.
 var cgroupBase = sync.OnceValue(func() string {
 	mount := cgroup2Mount()
 	own := ownCgroup()
@@ -49,21 +51,27 @@ var cgroupBase = sync.OnceValue(func() string {
 		return ""
 	}
 	base := filepath.Join(mount, own)
-	probe := filepath.Join(base, fmt.Sprintf("mcptray-probe-%d", os.Getpid()))
-	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return ""
-	}
-	defer os.Remove(probe)
-	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
+	if unix.Access(base, unix.W_OK) != nil {
 		return ""
 	}
 	return base
 })
 
-// cgroup2Mount finds where the cgroup v2 hierarchy is mounted, from
-// /proc/self/mountinfo: /sys/fs/cgroup on a unified system,
-// /sys/fs/cgroup/unified on a hybrid one.
+// killable is what the first cgroup made said of cgroup.kill: 0 not
+// known yet, 1 there, 2 missing (cgroups are then not used).
+var killable atomic.Int32
+
+// cgroup2Mount finds where the cgroup v2 hierarchy is mounted:
+// /sys/fs/cgroup on a unified system, /sys/fs/cgroup/unified on a hybrid
+// one (asked of the file system there, a statfs each), else wherever
+// /proc/self/mountinfo says.
 func cgroup2Mount() string {
+	for _, p := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(p, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			return p
+		}
+	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return ""
@@ -122,13 +130,25 @@ func ownCgroup() string {
 // CLONE_INTO_CGROUP; nil, -1 when there is none to use.
 func newCgroup() (*cgroup, int) {
 	base := cgroupBase()
-	if base == "" || noCgroups.Load() {
+	if base == "" || noCgroups.Load() || killable.Load() == 2 {
 		return nil, -1
 	}
 	me := self()
 	path := filepath.Join(base, fmt.Sprintf("mcptray-%d-%d-%d", me.PID, me.Start, cgroupSeq.Add(1)))
 	if err := os.Mkdir(path, 0o755); err != nil {
+		if killable.Load() == 0 {
+			cgroupsRefused() // the first one: none can be made here
+		}
 		return nil, -1
+	}
+	if killable.Load() == 0 {
+		if _, err := os.Stat(filepath.Join(path, "cgroup.kill")); err != nil {
+			killable.Store(2)
+			cgroupsRefused()
+			os.Remove(path)
+			return nil, -1
+		}
+		killable.Store(1)
 	}
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"mcptray/registry"
 )
 
@@ -18,7 +20,9 @@ import (
 // what CI has) and skips elsewhere when no cgroup can be made.
 func needCgroup(t *testing.T) {
 	t.Helper()
-	if cgroupBase() != "" {
+	if cg, fd := newCgroup(); cg != nil {
+		unix.Close(fd)
+		cg.remove()
 		return
 	}
 	if os.Getenv("CI") == "true" {
