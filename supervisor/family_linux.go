@@ -442,6 +442,12 @@ func (f *family) terminate() { f.signal(syscall.SIGTERM) }
 // SIGKILL for a while). It returns the members still alive. A cgroup is
 // ended first, as one: nothing in it can fork away.
 func (f *family) killAll() int {
+	f.mu.Lock()
+	gone := f.gone
+	f.mu.Unlock()
+	if gone {
+		return 0 // a look found nothing left, the cgroup empty
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	wait := time.Millisecond
 	for {
