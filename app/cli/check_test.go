@@ -331,9 +331,10 @@ func TestFewerProcs(t *testing.T) {
 		t.Errorf("after the check: %d processors, want %d back", got, before)
 	}
 	set := &app.Env{LookupEnv: func(k string) (string, bool) { return "2", k == "GOMAXPROCS" }}
-	fewerProcs(set, 1)()
-	fewerProcs(noEnv, before)()
-	if got := runtime.GOMAXPROCS(0); got != before {
-		t.Errorf("with GOMAXPROCS set, or %d servers: %d processors, want %d", before, got, before)
+	for what, r := range map[string]func(){"GOMAXPROCS set": fewerProcs(set, 1), fmt.Sprintf("%d servers", before): fewerProcs(noEnv, before)} {
+		if got := runtime.GOMAXPROCS(0); got != before {
+			t.Errorf("%s: the check runs on %d processors, want %d", what, got, before)
+		}
+		r()
 	}
 }
