@@ -15,5 +15,5 @@ import (
 
 func main() {
 	handOffFirst()
-	os.Exit(cli.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Desktop: desktop, Process: true}))
+	os.Exit(cli.Main(os.Args[1:], &app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Desktop: desktop}))
 }

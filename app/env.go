@@ -21,10 +21,6 @@ type Env struct {
 	// Desktop runs the desktop app (`mcptray`, `mcptray gui`); nil in the
 	// headless build.
 	Desktop DesktopFunc
-	// Process: the command is all this process does (main sets it), so it
-	// may tune the Go runtime for itself (its collector, its processors).
-	// False where commands run inside another program, as in tests.
-	Process bool
 }
 
 // UsageError is bad command-line input: printed with usage, exit 2.

@@ -185,13 +185,7 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	var beside sync.WaitGroup
-	if t.BesideDiscovery != nil {
-		beside.Go(func() { t.BesideDiscovery(ctx, s) })
-	}
-	err = s.discover(ctx)
-	beside.Wait()
-	if err != nil {
+	if err := s.discover(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}

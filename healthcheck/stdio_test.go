@@ -1,7 +1,6 @@
 package healthcheck
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -478,82 +477,5 @@ func TestDiscoverSkips(t *testing.T) {
 	}
 	if _, err := s2.ReadResource(ctxTimeout(t, 5*time.Second), "demo://readme"); err != nil {
 		t.Errorf("read with nothing listed: %v", err)
-	}
-}
-
-// holdBack passes on what the server writes, line by line, but for the
-// lines holding mark: those wait until release is closed.
-func holdBack(r io.Reader, mark string, release <-chan struct{}) io.ReadCloser {
-	pr, pw := io.Pipe()
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		br := bufio.NewReader(r)
-		for {
-			l, err := br.ReadString('\n')
-			if l != "" {
-				lines <- l
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		var held []string
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					for _, h := range held {
-						pw.Write([]byte(h))
-					}
-					pw.Close()
-					return
-				}
-				if release != nil && strings.Contains(l, mark) {
-					held = append(held, l)
-					continue
-				}
-				pw.Write([]byte(l))
-			case <-release:
-				for _, h := range held {
-					pw.Write([]byte(h))
-				}
-				held, release = nil, nil
-			}
-		}
-	}()
-	return pr
-}
-
-// TestProbeBesideDiscovery checks BesideDiscovery runs once the handshake
-// is done and while discovery's lists are out: its probe is answered while
-// the answer to tools/list is held back, and Connect returns after it.
-func TestProbeBesideDiscovery(t *testing.T) {
-	tg := inProcessDemo(t, nil, "")
-	release := make(chan struct{})
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	tg.Stdout = holdBack(tg.Stdout, `"tools":[`, release)
-	calls, probed := 0, false
-	tg.BesideDiscovery = func(ctx context.Context, s *Session) {
-		calls++
-		if _, err := s.Probe(ctx); err != nil {
-			t.Errorf("probe beside discovery: %v", err)
-		}
-		probed = true
-		once.Do(func() { close(release) })
-	}
-	s, err := Connect(ctxTimeout(t, 10*time.Second), tg, nil)
-	if err != nil {
-		t.Fatalf("connect (the probe waited for the lists?): %v", err)
-	}
-	defer s.Close()
-	if calls != 1 || !probed {
-		t.Errorf("BesideDiscovery ran %d times, probe done %v; want once, done before Connect returned", calls, probed)
-	}
-	if got := len(s.Report().Tools); got != 3 {
-		t.Errorf("discovery listed %d tools beside the probe, want the demo's 3", got)
 	}
 }

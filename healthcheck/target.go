@@ -1,7 +1,6 @@
 package healthcheck
 
 import (
-	"context"
 	"errors"
 	"io"
 	"time"
@@ -25,12 +24,6 @@ type Target struct {
 	// EraHint is the era remembered from an earlier start of this server
 	// ("" means detect).
 	EraHint Era
-
-	// BesideDiscovery, when set, runs once the handshake is done, beside
-	// discovery's lists, with the session and Connect's context; Connect
-	// returns after it has. A check sends its one liveness probe so: at
-	// once, and at no round trip of its own.
-	BesideDiscovery func(ctx context.Context, s *Session)
 }
 
 // ProbeStats summarises the liveness probes of one server.

@@ -85,9 +85,6 @@ type connectResult struct {
 	sess     Session
 	err      error
 	deadline bool // the startup deadline ended the call
-	// probe is the first liveness probe, sent beside discovery (with
-	// ProbeAtReady, where the checker can); nil when it was not.
-	probe *probeResult
 }
 
 type probeResult struct {
@@ -227,21 +224,12 @@ func (a *attempt) connect() {
 	ch := make(chan connectResult, 1)
 	a.connectCh, a.ccancel = ch, cancel
 	target := a.target
-	var first *probeResult
-	if a.o.ProbeAtReady {
-		// The first probe goes beside discovery's lists: it is then
-		// answered by the time they are, not one round trip later.
-		target.BesideDiscovery = func(ctx context.Context, s *healthcheck.Session) {
-			r := a.probe(ctx, s)
-			first = &r
-		}
-	}
 	a.wg.Go(func() {
 		s, err := a.o.Checker.Connect(cctx, target)
 		if err == nil && s == nil {
 			err = errors.New("health check returned no session")
 		}
-		ch <- connectResult{s, err, err != nil && context.Cause(cctx) == errStartupTimeout, first}
+		ch <- connectResult{s, err, err != nil && context.Cause(cctx) == errStartupTimeout}
 	})
 }
 
@@ -407,11 +395,6 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		return a.exitEnding(), true
 	}
 	if a.o.ProbeAtReady {
-		if r.probe != nil {
-			a.probeT.Stop()
-			a.probeT = nil
-			return a.probed(*r.probe)
-		}
 		a.startProbe()
 	}
 	return ending{}, false
@@ -423,33 +406,26 @@ func (a *attempt) startProbe() {
 		a.probeT.Stop()
 		a.probeT = nil
 	}
-	ctx, cancel := context.WithCancel(a.ctx)
+	limit := a.limit(a.u.sup.timing().ProbeTimeout)
+	pctx, cancel := clockTimeout(a.ctx, a.clock, limit, errProbeTimeout)
 	ch := make(chan probeResult, 1)
 	a.probeCh, a.pcancel = ch, cancel
 	s := a.sess
-	a.wg.Go(func() { ch <- a.probe(ctx, s) })
-}
-
-// probe sends one liveness probe on s, bounded by probe_timeout.
-func (a *attempt) probe(ctx context.Context, s Session) probeResult {
-	limit := a.limit(a.u.sup.timing().ProbeTimeout)
-	pctx, cancel := clockTimeout(ctx, a.clock, limit, errProbeTimeout)
-	defer cancel()
-	d, err := s.Probe(pctx)
-	timeout := context.Cause(pctx) == errProbeTimeout || d > limit
-	if timeout && err == nil {
-		err = fmt.Errorf("answered after %s, past probe_timeout %s", roundDuration(d), roundDuration(limit))
-	}
-	return probeResult{d, err, timeout, limit}
+	a.wg.Go(func() {
+		d, err := s.Probe(pctx)
+		timeout := context.Cause(pctx) == errProbeTimeout || d > limit
+		if timeout && err == nil {
+			err = fmt.Errorf("answered after %s, past probe_timeout %s", roundDuration(d), roundDuration(limit))
+		}
+		ch <- probeResult{d, err, timeout, limit}
+	})
 }
 
 // probed handles a probe's answer.
 func (a *attempt) probed(r probeResult) (ending, bool) {
 	a.probeCh = nil
-	if a.pcancel != nil {
-		a.pcancel()
-		a.pcancel = nil
-	}
+	a.pcancel()
+	a.pcancel = nil
 	u := a.u
 	now := a.clock.Now()
 	if r.err != nil && a.p != nil && a.p.waitExit(a.clock, 0) {

@@ -55,12 +55,10 @@ func checkFlags(fs *flag.FlagSet) runFunc {
 		if *timeout <= 0 {
 			return app.Usagef("--timeout must be positive")
 		}
-		if env.Process {
-			// A check lives for a moment and its heap stays small:
-			// collecting a quarter as often costs a few megabytes, and
-			// the CPU it saves is the servers' to start with.
-			debug.SetGCPercent(400)
-		}
+		// A check lives for a moment and its heap stays small: collecting
+		// a quarter as often costs a few megabytes, and the CPU it saves
+		// is the servers' to start with.
+		debug.SetGCPercent(400)
 		adhoc, err := adhocServer(args, headers, envs)
 		if err != nil {
 			return err
@@ -83,9 +81,6 @@ func checkFlags(fs *flag.FlagSet) runFunc {
 			servers = []*registry.Server{adhoc}
 		default:
 			cfg, servers = &registry.Config{}, []*registry.Server{adhoc}
-		}
-		if env.Process {
-			defer fewerProcs(env, len(servers))()
 		}
 		results := app.RunCheck(ctx, cfg, servers, *timeout)
 		if adhoc == nil {
@@ -112,21 +107,6 @@ func checkFlags(fs *flag.FlagSet) runFunc {
 		}
 		return nil
 	}
-}
-
-// fewerProcs runs a check of n servers on at most n processors (unless
-// GOMAXPROCS says otherwise) and returns what puts the number back. A
-// check waits on its servers: for one server its goroutines hand work to
-// each other on one thread, where with more processors the runtime would
-// wake and spin others, on the cores the servers starting beside it need
-// (a check of one server takes a twentieth less time so). Many servers
-// get every core.
-func fewerProcs(env *app.Env, n int) func() {
-	if _, set := env.LookupEnv("GOMAXPROCS"); set || n >= runtime.GOMAXPROCS(0) {
-		return func() {}
-	}
-	prev := runtime.GOMAXPROCS(max(n, 1))
-	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // repeated is a flag given any number of times.

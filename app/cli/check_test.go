@@ -312,29 +312,3 @@ func freePort(t *testing.T) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
-
-// TestFewerProcs checks a check of fewer servers than processors runs on
-// one per server and puts the number back, and that GOMAXPROCS, when set,
-// and checks of many servers leave it alone.
-func TestFewerProcs(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("one processor: nothing to lower")
-	}
-	before := runtime.GOMAXPROCS(0)
-	noEnv := &app.Env{LookupEnv: func(string) (string, bool) { return "", false }}
-	restore := fewerProcs(noEnv, 1)
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Errorf("a check of one server runs on %d processors, want 1", got)
-	}
-	restore()
-	if got := runtime.GOMAXPROCS(0); got != before {
-		t.Errorf("after the check: %d processors, want %d back", got, before)
-	}
-	set := &app.Env{LookupEnv: func(k string) (string, bool) { return "2", k == "GOMAXPROCS" }}
-	for what, r := range map[string]func(){"GOMAXPROCS set": fewerProcs(set, 1), fmt.Sprintf("%d servers", before): fewerProcs(noEnv, before)} {
-		if got := runtime.GOMAXPROCS(0); got != before {
-			t.Errorf("%s: the check runs on %d processors, want %d", what, got, before)
-		}
-		r()
-	}
-}
