@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -423,6 +424,15 @@ func reapInherited() {
 var reapSoon = make(chan struct{}, 1)
 
 func reapOrphans() {
+	// Most looks find no child to reap, or only a server's process that
+	// os/exec reaps itself: one waitid, which reaps nothing, says so
+	// without a read of every thread's children. An orphan that ended
+	// beside a server's process is seen at the next look, which the
+	// server's family asks for once it is closed (family.close), after
+	// os/exec reaped the server's process.
+	if pid, ok := zombieChild(); ok && (pid == 0 || isActiveLeader(pid)) {
+		return
+	}
 	self, pg := os.Getpid(), unix.Getpgrp()
 	kids, ok := childrenOf(self)
 	if !ok {
@@ -455,6 +465,27 @@ func reapOrphans() {
 			noteInheritedExit(k, ws)
 		}
 	}
+}
+
+// siPidOffset is where si_pid is in a siginfo_t: after si_signo,
+// si_errno and si_code, and on 64-bit systems a pad to align the union.
+const siPidOffset = 3*4 + (unsafe.Sizeof(uintptr(0)) - 4)
+
+// zombieChild is a child of this process that has exited and is not
+// reaped yet, 0 when there is none; ok is false when the kernel could not
+// say. It reaps nothing (WNOWAIT).
+func zombieChild() (pid int, ok bool) {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	switch {
+	case err == unix.ECHILD:
+		return 0, true
+	case err != nil:
+		return 0, false
+	case info.Signo == 0:
+		return 0, true // WNOHANG: none has exited
+	}
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), siPidOffset))), true
 }
 
 // inheritedExits are how the last inherited children reaped here ended
