@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -263,8 +264,9 @@ func procStartTime(pid int) (uint64, bool) {
 	return s.start, true
 }
 
-// bootID tells one boot from the next: start times count from boot.
-func bootID() string {
+// bootID tells one boot from the next: start times count from boot. It
+// is read once: no process outlives its boot.
+var bootID = sync.OnceValue(func() string {
 	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	return strings.TrimSpace(string(b))
-}
+})

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,14 +18,15 @@ func procStartTime(pid int) (uint64, bool) {
 	return uint64(tv.Sec)*1e6 + uint64(tv.Usec), true
 }
 
-// bootID tells one boot from the next.
-func bootID() string {
+// bootID tells one boot from the next. It is read once: no process
+// outlives its boot.
+var bootID = sync.OnceValue(func() string {
 	tv, err := unix.SysctlTimeval("kern.boottime")
 	if err != nil {
 		return ""
 	}
 	return strconv.FormatInt(int64(tv.Sec), 10) + "." + strconv.FormatInt(int64(tv.Usec), 10)
-}
+})
 
 // killStale ends a dead supervisor's server if it still runs with the
 // recorded start time, and its process group (macOS has no parent-death
