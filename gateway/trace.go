@@ -2,13 +2,13 @@ package gateway
 
 import (
 	"context"
-	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"mcptray/healthcheck"
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -86,9 +86,7 @@ func (r *traceRing) since(since uint64) ([]Frame, uint64, <-chan struct{}) {
 
 // stringField is a JSON "key": "value" pair (the value possibly cut
 // short at the end of a cut body).
-var stringField = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`"((?:[^"\\]|\\.){1,64})"\s*:\s*"((?:[^"\\]|\\.)*)("|$)`)
-})
+var stringField = lazyre.New(`"((?:[^"\\]|\\.){1,64})"\s*:\s*"((?:[^"\\]|\\.)*)("|$)`)
 
 // redact masks what a trace must not show: the values of fields named
 // like credentials (token, password, api_key, ...) and the server's own
@@ -101,8 +99,9 @@ func redact(body string, secrets []string) string {
 	if len(body) > 4*bodyLimit {
 		body = body[:4*bodyLimit]
 	}
-	body = stringField().ReplaceAllStringFunc(body, func(m string) string {
-		sub := stringField().FindStringSubmatch(m)
+	field := stringField()
+	body = field.ReplaceAllStringFunc(body, func(m string) string {
+		sub := field.FindStringSubmatch(m)
 		key := sub[1]
 		if !registry.SecretName(key) || key == "progressToken" || key == "cursor" || key == "nextCursor" {
 			return m

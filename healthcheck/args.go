@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -292,7 +291,7 @@ func (s *Schema) CheckValue(v any) error {
 	return nil
 }
 
-var schemaPathRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`validating (/[^:]*): `) })
+var schemaPathRE = lazyre.New(`validating (/[^:]*): `)
 
 // validationError turns the validator's "validating root: validating
 // /properties/o: validating /properties/o/properties/x: minimum: …" into

@@ -8,13 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"mcptray/internal/human"
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -236,7 +235,7 @@ func tlsDiagnosis(err error, host, rawURL string) *Diagnosis {
 
 // resourceMetadataRE finds resource_metadata="…" in a WWW-Authenticate
 // header (RFC 9728).
-var resourceMetadataRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`resource_metadata\s*=\s*"?([^",\s]+)"?`) })
+var resourceMetadataRE = lazyre.New(`resource_metadata\s*=\s*"?([^",\s]+)"?`)
 
 // httpDiagnosis explains an HTTP answer that stopped the connection.
 func httpDiagnosis(ex *httpExchange) *Diagnosis {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
+
+	"mcptray/internal/lazyre"
 )
 
 // envRefRE matches a ${env:VAR} reference, or ${env:VAR:-default} (the
@@ -14,9 +14,7 @@ import (
 // hold '}'). VAR follows the shell's rule for variable names.
 // It is compiled on first use: most mcptray processes (the demo server, a
 // CLI call) never need it, and every process start counts.
-var envRefRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
-})
+var envRefRE = lazyre.New(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
 // EnvRef is one ${env:VAR} or ${env:VAR:-default} reference.
 type EnvRef struct {

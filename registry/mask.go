@@ -2,12 +2,12 @@ package registry
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"mcptray/internal/lazyre"
 )
 
 // Masked is what a hidden secret shows as wherever a person reads it (a
@@ -56,9 +56,7 @@ func trimScheme(s string) string {
 
 // secretParam is a URL query parameter (or a client's field) whose value
 // is a credential.
-var secretParam = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)token|secret|key|passw|pwd|auth|credential|signature|^sig$|session|cookie|bearer|^code$|pat$`)
-})
+var secretParam = lazyre.New(`(?i)token|secret|key|passw|pwd|auth|credential|signature|^sig$|session|cookie|bearer|^code$|pat$`)
 
 // SecretName reports whether a query parameter or field name holds a
 // credential (api_key, token, password, ...).
@@ -67,7 +65,7 @@ func SecretName(name string) bool { return secretParam().MatchString(name) }
 // notSecretFlag are flag names that match [SecretName] but name where a
 // secret is, not the secret: --token-file PATH, --auth-url URL,
 // --api-key-env VAR.
-var notSecretFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(file|path|dir|url|uri|env|var|header)$|^no-`) })
+var notSecretFlag = lazyre.New(`(?i)(file|path|dir|url|uri|env|var|header)$|^no-`)
 
 // SecretArg reports whether args[i] holds a secret given on the command
 // line: the value of --NAME=VALUE where NAME is a secret's name
@@ -99,9 +97,7 @@ func SecretArg(args []string, i int) (prefix, value string, ok bool) {
 // localEndpoint is a server's address on mcptray's own local endpoint, the
 // form gateway.URL makes: http://127.0.0.1:PORT/mcp/NAME/KEY, where KEY is
 // the per-install credential (at least 32 characters of base64url).
-var localEndpoint = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^http://(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]+/mcp/([^/?#]+)/([A-Za-z0-9_-]{32,})/?(?:[?#].*)?$`)
-})
+var localEndpoint = lazyre.New(`^http://(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]+/mcp/([^/?#]+)/([A-Za-z0-9_-]{32,})/?(?:[?#].*)?$`)
 
 // LocalEndpoint reports whether raw is a server's URL on mcptray's local
 // endpoint, and which server and key it holds.

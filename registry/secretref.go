@@ -3,15 +3,13 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"sync"
+
+	"mcptray/internal/lazyre"
 )
 
 // keyringRefRE matches a ${keyring:NAME} reference: a secret kept in the OS
 // keyring (see mcptray secret set).
-var keyringRefRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\$\{keyring:([A-Za-z0-9_.-]+)\}`)
-})
+var keyringRefRE = lazyre.New(`\$\{keyring:([A-Za-z0-9_.-]+)\}`)
 
 // SecretFunc reads the secret NAME for a ${keyring:NAME} reference; it
 // returns an error wrapping [ErrSecretNotFound] when none is stored.

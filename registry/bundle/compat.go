@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"mcptray/internal/lazyre"
 )
 
 // Host is the machine a bundle is to run on.
@@ -137,7 +137,7 @@ func kindFor(serverType string) string {
 	return serverType
 }
 
-var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+(\.\d+){0,2}`) })
+var versionRE = lazyre.New(`\d+(\.\d+){0,2}`)
 
 // versionIn finds the version in `node --version` ("v22.3.0") or `python3
 // --version` ("Python 3.12.1") output.
@@ -151,9 +151,7 @@ type comparator struct {
 	v  [3]int
 }
 
-var comparatorRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(>=|<=|>|<|=|\^|~)?\s*v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$`)
-})
+var comparatorRE = lazyre.New(`^(>=|<=|>|<|=|\^|~)?\s*v?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$`)
 
 // parseConstraint reads the ranges compatibility.runtimes uses (">=16.0.0",
 // ">=3.8,<4.0", "^18", ">=1 <2 || >=3").

@@ -5,13 +5,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 	"mcptray/registry/catalog"
 )
@@ -19,7 +18,7 @@ import (
 const hostGOOS = runtime.GOOS
 
 // varRE matches the manifest's ${NAME} variables.
-var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_.]*|/)\}`) })
+var varRE = lazyre.New(`\$\{([A-Za-z_][A-Za-z0-9_.]*|/)\}`)
 
 // Fields lists the user_config fields, in name order, as the registry
 // package describes inputs (so one prompt serves both).

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -383,7 +382,7 @@ func (b *builder) err() error {
 	return &MissingError{Server: b.server, Fields: b.missing}
 }
 
-var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
+var varRE = lazyre.New(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // fill is an input's value: its fixed value with {variables} replaced, or
 // the person's value, or its default; "" (and, when required, noted as

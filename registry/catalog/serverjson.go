@@ -9,10 +9,10 @@ package catalog
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
+
+	"mcptray/internal/lazyre"
 )
 
 // Response is one server as the registry's API answers it: the publisher's
@@ -123,7 +123,7 @@ type KeyValue struct {
 // (2025-09-16 on). The 2025-07-09 shape spelled every field in snake_case.
 var knownSchemas = []string{"2025-09-16", "2025-09-29", "2025-10-11", "2025-10-17", "2025-12-11"}
 
-var schemaVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/schemas/([^/]+)/server\.schema\.json$`) })
+var schemaVersionRE = lazyre.New(`/schemas/([^/]+)/server\.schema\.json$`)
 
 // SchemaError is a server.json in a shape mcptray does not read.
 type SchemaError struct {

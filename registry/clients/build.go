@@ -3,11 +3,10 @@ package clients
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -201,8 +200,8 @@ func needsCmd(command string) bool {
 }
 
 var (
-	bearerRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Bearer \$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`) })
-	wholeRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`) })
+	bearerRef = lazyre.New(`^Bearer \$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`)
+	wholeRef  = lazyre.New(`^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$`)
 )
 
 // build prepares servers for the client.

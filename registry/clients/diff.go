@@ -2,10 +2,9 @@ package clients
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -180,13 +179,9 @@ func lcsOps(a, b []string) []diffOp {
 // Keys with a string value, in each format's spelling: "key": "value" (JSON),
 // key = "value" (TOML, inline tables too), key: value (YAML).
 var (
-	jsonField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`) })
-	tomlField = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")(\s*=\s*)"((?:[^"\\]|\\.)*)"`)
-	})
-	yamlField = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(\s*(?:- )?)([A-Za-z0-9_.-]+|"[^"]*"|'[^']*')(:[ \t]+)(\S.*?)\s*$`)
-	})
+	jsonField = lazyre.New(`"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"`)
+	tomlField = lazyre.New(`([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")(\s*=\s*)"((?:[^"\\]|\\.)*)"`)
+	yamlField = lazyre.New(`^(\s*(?:- )?)([A-Za-z0-9_.-]+|"[^"]*"|'[^']*')(:[ \t]+)(\S.*?)\s*$`)
 )
 
 // maskSecretFields masks, in every line of a diff of the client's file, the

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/tailscale/hujson"
+
+	"mcptray/internal/lazyre"
 )
 
 // ParseError is a client file that does not parse. Install refuses it and
@@ -31,7 +31,7 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
-var hujsonPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`) })
+var hujsonPos = lazyre.New(`^hujson: line (\d+), column (\d+): (.*)$`)
 
 func jsonParse(file string, src []byte, format Format) (hujson.Value, error) {
 	v, err := hujson.Parse(src)

@@ -3,15 +3,15 @@ package clients
 import (
 	"bytes"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"mcptray/internal/lazyre"
 )
 
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
+var yamlLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
 // yamlParse reads a YAML file into its node tree (comments included).
 func yamlParse(file string, src []byte) (*yaml.Node, error) {

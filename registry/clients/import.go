@@ -8,11 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tailscale/hujson"
 	"go.yaml.in/yaml/v3"
 
+	"mcptray/internal/lazyre"
 	"mcptray/registry"
 )
 
@@ -89,7 +89,7 @@ func (c *Client) importAll(file string, data []byte, opts *Options) (*Imported, 
 	return im, nil
 }
 
-var badNameChar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
+var badNameChar = lazyre.New(`[^A-Za-z0-9_-]+`)
 
 // SanitizeName makes name valid for servers.toml: other characters become
 // '-', at most 64 of them.
@@ -414,7 +414,7 @@ var varName = `([A-Za-z_][A-Za-z0-9_]*)`
 
 // placeholderRE is a placeholder mcptray writes for a reference a client
 // cannot express ([Placeholder]).
-var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<` + varName + `>`) })
+var placeholderRE = lazyre.New(`<` + varName + `>`)
 
 // unplaceholder turns mcptray's placeholders in env or header values back
 // into the references they stand for: "<MY_KEY>" is ${env:MY_KEY}, not a

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/tailscale/hujson"
+
+	"mcptray/internal/lazyre"
 )
 
 // SnippetName names an entry pasted without a name of its own.
@@ -104,7 +104,7 @@ func snippetSource(text string) (clientID, data string, err error) {
 	return "claude-code", data, err
 }
 
-var envWordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
+var envWordRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // commandLines reads one server a line (a command line or a URL) into an
 // mcpServers file, in line order.

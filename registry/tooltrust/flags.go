@@ -7,8 +7,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"mcptray/internal/lazyre"
 )
 
 // Flag is something in a tool's definition that may hide instructions
@@ -65,7 +66,7 @@ type instructionPattern struct {
 }
 
 func pattern(expr string, keys []string, what string) instructionPattern {
-	return instructionPattern{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) }), keys: keys, what: what}
+	return instructionPattern{re: lazyre.New(expr), keys: keys, what: what}
 }
 
 // folded is s in lower case as (?i) matches it: strings.ToLower, and the
