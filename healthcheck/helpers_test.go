@@ -43,6 +43,8 @@ func runHelper(mode string) int {
 			return 1
 		}
 		return 0
+	case "first-list-cold", "first-list-prepared":
+		return printFirstListAllocs(mode == "first-list-prepared")
 	case "demo-banner":
 		fmt.Println("demo server 1.0 starting, have fun!")
 		_ = demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)

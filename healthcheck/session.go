@@ -158,6 +158,7 @@ func (s *Session) Transport() registry.Transport { return s.transport }
 // error wrapping that cause. A bare cancel after the process exited (the
 // supervisor cancels so when it sees the exit) is the exit's diagnosis.
 func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
+	prepare()
 	o := opts.withDefaults()
 	if t.Server == nil {
 		return nil, &Diagnosis{Code: CodeInvalidConfig, Message: "No server given to connect to."}
