@@ -83,16 +83,22 @@ func ReplaceEnvRefs(s string, repl func(name string) string) string {
 // ReplaceEnvRefsFunc replaces every reference in s with repl(ref). Export
 // uses it to turn references into each AI client's own syntax.
 func ReplaceEnvRefsFunc(s string, repl func(EnvRef) string) string {
+	if !strings.Contains(s, "${env:") {
+		return s // the pattern is compiled only for a text that may hold one
+	}
 	return envRefRE().ReplaceAllStringFunc(s, func(m string) string {
 		return repl(envRefOf(envRefRE().FindStringSubmatch(m)))
 	})
 }
 
 // HasEnvRef reports whether s holds a ${env:VAR} reference.
-func HasEnvRef(s string) bool { return envRefRE().MatchString(s) }
+func HasEnvRef(s string) bool { return strings.Contains(s, "${env:") && envRefRE().MatchString(s) }
 
 // IsEnvRef reports whether s is one reference and nothing else, and which.
 func IsEnvRef(s string) (EnvRef, bool) {
+	if !strings.HasPrefix(s, "${env:") {
+		return EnvRef{}, false
+	}
 	m := envRefRE().FindStringSubmatch(s)
 	if m == nil || m[0] != s {
 		return EnvRef{}, false

@@ -102,6 +102,9 @@ var localEndpoint = lazyre.New(`^http://(?:127\.0\.0\.1|localhost|\[::1\]):[0-9]
 // LocalEndpoint reports whether raw is a server's URL on mcptray's local
 // endpoint, and which server and key it holds.
 func LocalEndpoint(raw string) (name, key string, ok bool) {
+	if !strings.HasPrefix(raw, "http://") {
+		return "", "", false // the pattern is compiled only for a URL it may match
+	}
 	m := localEndpoint().FindStringSubmatch(raw)
 	if m == nil {
 		return "", "", false

@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"mcptray/internal/lazyre"
 )
@@ -50,7 +51,7 @@ func SecretRefs(s string) []string {
 func HasSecretRef(s string) bool { return keyringRefRE().MatchString(s) }
 
 func expandSecretRefs(v, server, field string, secret SecretFunc, firstErr *error) string {
-	if !keyringRefRE().MatchString(v) {
+	if !strings.Contains(v, "${keyring:") || !keyringRefRE().MatchString(v) {
 		return v
 	}
 	return keyringRefRE().ReplaceAllStringFunc(v, func(m string) string {
