@@ -3,6 +3,8 @@ package supervisor
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,11 +67,22 @@ var (
 func becomeSubreaper() {
 	subreaperOnce.Do(func() {
 		subreaper = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-		_, childFiles = childrenOf(os.Getpid())
+		childFiles = hasChildFiles()
 		if subreaper {
 			go reapInherited()
 		}
 	})
+}
+
+// hasChildFiles reports whether the kernel lists a thread's children
+// (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN): this thread's file
+// tells, without reading every thread's.
+func hasChildFiles() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	procReads.Add(1)
+	_, err := os.Stat("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/children")
+	return err == nil
 }
 
 // childWalks counts the censuses that read mcptray's own children (every
