@@ -324,7 +324,7 @@ func (e *endpoint) exactID(w http.ResponseWriter, r *http.Request) (http.Respons
 	if err != nil || !ok {
 		return w, true
 	}
-	sub := fmt.Sprintf("mcptray-id-%s-%d", idSalt, idSeq.Add(1))
+	sub := fmt.Sprintf("mcptray-id-%s-%d", idSalt(), idSeq.Add(1))
 	req.ID, _ = jsonrpc.MakeID(sub)
 	nb, err := jsonrpc.EncodeMessage(req)
 	if err != nil {
@@ -347,7 +347,7 @@ func keptID(id json.RawMessage) bool {
 }
 
 var (
-	idSalt = newState()[:16]
+	idSalt = sync.OnceValue(func() string { return newState()[:16] }) // drawn at first use, not at start
 	idSeq  atomic.Uint64
 )
 
