@@ -29,12 +29,23 @@ type command struct {
 	args     string // argument synopsis after the flags, e.g. "[NAME...]"
 	summary  string
 	help     string // longer text shown by --help
+	clients  bool   // the help ends with the table of clients (see helpText)
 	flags    func(fs *flag.FlagSet) runFunc
 	children []*command
 	hidden   bool
 	// command: the arguments after "--" are a command line of their own,
 	// handed to run after a "--" (names -- command args).
 	command bool
+}
+
+// helpText is the command's longer text. The table of clients is built
+// when asked for, not when the program starts.
+func (c *command) helpText() string {
+	h := strings.TrimSpace(c.help)
+	if c.clients {
+		h += "\n\n" + strings.TrimSpace(clientTable())
+	}
+	return h
 }
 
 // runFunc runs a command with the arguments its flags left.
@@ -181,8 +192,8 @@ func dispatch(ctx context.Context, parents []string, list []*command, args []str
 			fmt.Fprint(w, " "+c.args)
 		}
 		fmt.Fprintf(w, "\n\n%s\n", c.summary)
-		if c.help != "" {
-			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
+		if h := c.helpText(); h != "" {
+			fmt.Fprintf(w, "\n%s\n", h)
 		}
 		if hasFlags {
 			fmt.Fprintln(w, "\nFlags:")

@@ -107,6 +107,7 @@ func init() {
 			args:    "[NAME...]",
 			summary: "print the config snippet, add command or install link an AI client needs",
 			help:    exportHelp,
+			clients: true,
 			flags:   cmdExport,
 		},
 		{
@@ -132,6 +133,7 @@ func init() {
 			name:    "import",
 			summary: "copy the servers an AI client has configured into servers.toml",
 			help:    importHelp,
+			clients: true,
 			flags:   importFlags,
 		},
 		{
@@ -139,6 +141,7 @@ func init() {
 			args:    "[NAME...]",
 			summary: "add or update servers in an AI client's config file",
 			help:    installHelp,
+			clients: true,
 			flags:   cmdInstall,
 		},
 		{

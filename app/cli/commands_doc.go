@@ -2,7 +2,6 @@ package cli
 
 import (
 	"flag"
-	"strings"
 
 	"mcptray/app/clidoc"
 )
@@ -23,7 +22,7 @@ func docCommands(list []*command) []clidoc.Command {
 		if c.hidden {
 			continue
 		}
-		d := clidoc.Command{Name: c.name, Args: c.args, Summary: c.summary, Help: strings.TrimSpace(c.help)}
+		d := clidoc.Command{Name: c.name, Args: c.args, Summary: c.summary, Help: c.helpText()}
 		if c.children != nil {
 			d.Children = docCommands(c.children)
 		} else {

@@ -42,8 +42,7 @@ runs npx and other .cmd tools through "cmd /c" (and names mcptray.exe bare,
 for the target's PATH: this machine's path means nothing there). Remote
 servers for a client whose file runs stdio only (claude-desktop) go through
 npx -y mcp-remote.
-
-` + clientTable()
+`
 
 // clientTable lists the clients for --help, with what is unverified.
 func clientTable() string {

@@ -24,8 +24,7 @@ The diff masks the secrets of every server, the ones already in
 servers.toml included. An mcp-remote bridge
 entry becomes the remote server it reaches. servers.toml is saved atomically
 and the previous version kept as servers.toml.bak.
-
-` + clientTable()
+`
 
 // importOpts are import's flags.
 type importOpts struct {

@@ -42,8 +42,7 @@ working value the file already holds, else gets a placeholder (Codex:
 forwarded by name with env_vars), with a warning. The diff masks the
 secrets of every entry in the file, not only the ones written
 (--reveal-secrets shows them).
-
-` + clientTable()
+`
 
 const uninstallHelp = `Removes the named entries from the file of --client, keeping everything else,
 with the same atomic write, backup and masked diff as install. A name that
