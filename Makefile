@@ -156,8 +156,9 @@ deps-dist:
 # Ratios against baselines measured in the same run (see packaging/bench).
 bench: deps-test deps-npm build
 	$(GO) build -o bin/mcptray-bench ./packaging/bench
+	CGO_ENABLED=0 $(GO) build -o bin/mcptray-bare ./packaging/bench/bareclient
 	xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- \
-	  bin/mcptray-bench -mcptray $(BIN) -headless $(HEADLESS_BIN) -servers .testservers/node_modules $(BENCHFLAGS)
+	  bin/mcptray-bench -mcptray $(BIN) -headless $(HEADLESS_BIN) -bare bin/mcptray-bare -servers .testservers/node_modules $(BENCHFLAGS)
 
 deps-build:
 	@./packaging/ensure-deps.sh build

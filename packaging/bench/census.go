@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,11 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The census rows: what supervising processes costs against what any
@@ -25,44 +21,9 @@ import (
 //	check, 50 demo servers   vs a bare go-sdk client connecting to 50 at once (the floor)  target ≤ 1.3x
 //	daemon, 100 idle demo servers: CPU of the daemon process                               target ≤ 0.2 % of a core
 
-// bareMany is the 50-way floor: one process starts n servers, connects to
-// each at once, lists tools and closes them all.
-func bareMany(argv []string) int {
-	n, err := strconv.Atoi(argv[0])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: -many-client N server args…")
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range n {
-		wg.Go(func() {
-			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[1], argv[2:]...)}, nil)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer cs.Close()
-			if _, err := cs.ListTools(ctx, nil); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
-
 // censusBench prints the census rows; it reports whether a target was
 // missed.
-func censusBench(self, bin, dir string, env []string, runs int, idleFor time.Duration) (missed bool) {
+func censusBench(bareBin, bin, dir string, env []string, runs int, idleFor time.Duration) (missed bool) {
 	row := func(name string, a, b time.Duration, target float64) {
 		ratio := float64(a) / float64(b)
 		t := fmt.Sprintf("≤ %gx", target)
@@ -74,9 +35,9 @@ func censusBench(self, bin, dir string, env []string, runs int, idleFor time.Dur
 	}
 	one := writeConfig(dir, "census-one.toml", demoServers(bin, 1))
 	fifty := writeConfig(dir, "census-fifty.toml", demoServers(bin, 50))
-	a, b := pair(runs, env, []string{bin, "check", "--config", one}, []string{self, "-client", bin, "serve-demo"})
+	a, b := pair(runs, env, []string{bin, "check", "--config", one}, []string{bareBin, "list", bin, "serve-demo"})
 	row("check, 1 demo server vs bare go-sdk client", a, b, 1.15)
-	a, b, failed := pairTolerant(max(runs/2, 5), env, []string{bin, "check", "--config", fifty}, []string{self, "-many-client", "50", bin, "serve-demo"})
+	a, b, failed := pairTolerant(max(runs/2, 5), env, []string{bin, "check", "--config", fifty}, []string{bareBin, "many", "50", bin, "serve-demo"})
 	name := "check, 50 demo servers vs bare go-sdk client connecting to 50 at once"
 	if failed > 0 {
 		// Timed all the same: every process was started, looked after and

@@ -29,7 +29,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -39,22 +38,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
-	// Re-executed as the baseline: a bare go-sdk client that starts the
-	// server, connects, lists tools and exits.
-	if len(os.Args) > 2 && os.Args[1] == "-client" {
-		os.Exit(bareClient(os.Args[2:]))
-	}
-	if len(os.Args) > 2 && os.Args[1] == "-call-client" {
-		os.Exit(bareCall(os.Args[2:]))
-	}
-	if len(os.Args) > 3 && os.Args[1] == "-many-client" {
-		os.Exit(bareMany(os.Args[2:]))
-	}
 	// Re-executed as a stdio server that floods notifications.
 	if len(os.Args) == 2 && os.Args[1] == "-flood" {
 		os.Exit(floodServer())
@@ -69,7 +55,7 @@ func main() {
 
 // options are the command line's.
 type options struct {
-	bin, servers, headless                                     string
+	bin, servers, headless, bare                               string
 	runs, gatewayCalls                                         int
 	gui, memOnly, callOnly, checkOnly, gatewayOnly, censusOnly bool
 	searchOnly, exposureOnly, aggregateOnly, guiCPUOnly        bool
@@ -79,6 +65,7 @@ type options struct {
 func parseFlags() *options {
 	o := &options{}
 	flag.StringVar(&o.bin, "mcptray", "bin/mcptray", "the mcptray binary to measure")
+	flag.StringVar(&o.bare, "bare", "bin/mcptray-bare", "the baseline: packaging/bench/bareclient built with CGO_ENABLED=0")
 	flag.StringVar(&o.servers, "servers", ".testservers/node_modules", "where npm installed the test servers")
 	flag.IntVar(&o.runs, "runs", 15, "runs per measurement")
 	flag.BoolVar(&o.gui, "gui", true, "measure the GUI too (needs DISPLAY and a D-Bus session bus)")
@@ -105,7 +92,7 @@ func parseFlags() *options {
 // a scratch folder, and whether a target was missed.
 type bench struct {
 	o                      *options
-	bin, dir, self         string
+	bin, dir, self, bare   string
 	one, fifty, everything string // configs of 1 and 50 demo servers; server-everything's script ("": not installed)
 	env                    []string
 	failed                 bool
@@ -118,7 +105,7 @@ func newBench(o *options) *bench {
 	check(err)
 	self, err := os.Executable()
 	check(err)
-	b := &bench{o: o, bin: abs, dir: dir, self: self}
+	b := &bench{o: o, bin: abs, dir: dir, self: self, bare: bareClient(o.bare)}
 	b.one = writeConfig(dir, "one.toml", demoServers(abs, 1))
 	b.fifty = writeConfig(dir, "fifty.toml", demoServers(abs, 50))
 	b.env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
@@ -172,7 +159,7 @@ func (b *bench) only() bool {
 	case o.censusOnly:
 		fmt.Printf("mcptray census, %d runs each, medians (machine: %s)\n\n", o.runs, machine())
 		tableHeader()
-		b.miss(censusBench(b.self, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
+		b.miss(censusBench(b.bare, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
 	case o.guiCPUOnly:
 		tableHeader()
 		b.miss(guiCPUBench(b.bin, b.dir, b.env, o.guiCPUFor))
@@ -195,7 +182,7 @@ func (b *bench) run() bool {
 	fmt.Printf("mcptray benchmarks, %d runs each, medians (machine: %s)\n\n", o.runs, machine())
 	tableHeader()
 	if !o.callOnly {
-		x, y := pair(o.runs, b.env, b.checkOne(), b.bare())
+		x, y := pair(o.runs, b.env, b.checkOne(), b.bareList())
 		b.row("check, 1 demo server vs bare go-sdk client", x, y, 1.1)
 	}
 	if o.checkOnly {
@@ -219,7 +206,19 @@ func (b *bench) run() bool {
 }
 
 func (b *bench) checkOne() []string { return []string{b.bin, "check", "--config", b.one} }
-func (b *bench) bare() []string     { return []string{b.self, "-client", b.bin, "serve-demo"} }
+func (b *bench) bareList() []string { return []string{b.bare, "list", b.bin, "serve-demo"} }
+
+// bareClient is the baseline's binary, made absolute; a missing one ends
+// the bench (make bench builds it).
+func bareClient(p string) string {
+	abs, err := filepath.Abs(p)
+	check(err)
+	if !exists(abs) {
+		fmt.Fprintf(os.Stderr, "bench: no baseline client at %s: build it with CGO_ENABLED=0 go build -o %s ./packaging/bench/bareclient (make bench does)\n", abs, p)
+		os.Exit(2)
+	}
+	return abs
+}
 
 // checkRows are -check-only's: the packaged layout, where the desktop
 // build hands the command (and the demo server it starts, the same
@@ -233,7 +232,7 @@ func (b *bench) checkRows() {
 	var ta, tb []time.Duration
 	for range o.runs {
 		ta = append(ta, timeRun(noHandoff, b.checkOne()))
-		tb = append(tb, timeRun(noHandoff, b.bare()))
+		tb = append(tb, timeRun(noHandoff, b.bareList()))
 	}
 	b.row("check, 1 demo server, desktop build not handing off (MCPTRAY_NO_HANDOFF=1) vs bare go-sdk client", median(ta), median(tb), 0)
 }
@@ -255,12 +254,12 @@ func (b *bench) handoffCheckRow() {
 // callRows time a tool call against the bare go-sdk client's.
 func (b *bench) callRows() {
 	o := b.o
-	x, y := callBench(b.self, b.bin, b.bin, b.env, o.runs)
+	x, y := callBench(b.bare, b.bin, b.bin, b.env, o.runs)
 	b.row("call of a demo tool vs bare go-sdk client (same call)", x, y, 1.15)
 	if o.headless != "" {
 		h, err := filepath.Abs(o.headless)
 		check(err)
-		x, y = callBench(b.self, h, b.bin, b.env, o.runs)
+		x, y = callBench(b.bare, h, b.bin, b.env, o.runs)
 		b.row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", x, y, 1.15)
 		x, y = pair(o.runs, b.env, callArgv(b.bin, h), callArgv(h, h))
 		b.row("call of a demo tool, desktop build handing off vs the headless build (same call, same server)", x, y, 1.15)
@@ -273,7 +272,7 @@ func (b *bench) engineRows() {
 	o := b.o
 	x, y := pair(o.runs, b.env, []string{b.bin, "check", "--config", b.fifty}, b.checkOne())
 	b.row("check, 50 demo servers vs 1", x, y, 2)
-	b.miss(censusBench(b.self, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
+	b.miss(censusBench(b.bare, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
 
 	inspector := filepath.Join(o.servers, ".bin", "mcp-inspector")
 	if b.everything != "" && exists(inspector) {
@@ -370,14 +369,6 @@ func headlessAbs(p string) string {
 	abs, err := filepath.Abs(p)
 	check(err)
 	return abs
-}
-
-// bareClient is the baseline: what any MCP client must do at least.
-func bareClient(argv []string) int {
-	return bareSession(argv, func(ctx context.Context, cs *mcp.ClientSession) error {
-		_, err := cs.ListTools(ctx, nil)
-		return err
-	})
 }
 
 // guiBench measures how long the GUI takes to put its tray menu on the
