@@ -76,9 +76,12 @@ func (e *AlreadyRunningError) Is(target error) bool { return target == ErrAlread
 const stoppedName = "stopped"
 
 // MarkStopped records, beside socket sock, that its daemon is stopping on
-// request: bridges that lose it then end instead of starting another.
+// request: bridges that lose it then end instead of starting another. The
+// file holds the time of the stop: its own modification time comes from
+// the kernel's coarse clock, which can read a few milliseconds earlier
+// than the time a bridge took at its start.
 func MarkStopped(sock string) error {
-	return os.WriteFile(filepath.Join(filepath.Dir(sock), stoppedName), nil, 0o600)
+	return os.WriteFile(filepath.Join(filepath.Dir(sock), stoppedName), []byte(time.Now().UTC().Format(time.RFC3339Nano)), 0o600)
 }
 
 // ClearStopped removes the mark of [MarkStopped] (a daemon starting).
@@ -87,8 +90,17 @@ func ClearStopped(sock string) {
 }
 
 // StoppedSince says whether the daemon on socket sock was stopped on
-// request at or after t.
+// request at or after t: by the time the mark holds, or, for a mark
+// without one, its modification time.
 func StoppedSince(sock string, t time.Time) bool {
-	fi, err := os.Stat(filepath.Join(filepath.Dir(sock), stoppedName))
+	path := filepath.Join(filepath.Dir(sock), stoppedName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if at, err := time.Parse(time.RFC3339Nano, string(b)); err == nil {
+		return !at.Before(t)
+	}
+	fi, err := os.Stat(path)
 	return err == nil && !fi.ModTime().Before(t)
 }
