@@ -80,14 +80,15 @@ type runningDaemon struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	stderr strings.Builder
-	done   chan error
+	done   chan error    // the exit, once, for the test
+	exited chan struct{} // closed at the exit, for the cleanup
 }
 
 func (r *runningDaemon) log() string { r.mu.Lock(); defer r.mu.Unlock(); return r.stderr.String() }
 
 func (d *daemonEnv) startDaemon() *runningDaemon {
 	d.t.Helper()
-	r := &runningDaemon{cmd: exec.Command(d.bin, "daemon"), done: make(chan error, 1)}
+	r := &runningDaemon{cmd: exec.Command(d.bin, "daemon"), done: make(chan error, 1), exited: make(chan struct{})}
 	r.cmd.Env = d.env
 	pipe, err := r.cmd.StderrPipe()
 	if err != nil {
@@ -103,12 +104,14 @@ func (d *daemonEnv) startDaemon() *runningDaemon {
 			r.stderr.WriteString(sc.Text() + "\n")
 			r.mu.Unlock()
 		}
-		r.done <- r.cmd.Wait()
+		err := r.cmd.Wait()
+		close(r.exited)
+		r.done <- err
 	}()
 	d.t.Cleanup(func() {
 		r.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-r.done:
+		case <-r.exited: // the test may have taken r.done
 		case <-time.After(20 * time.Second):
 			r.cmd.Process.Kill()
 		}
