@@ -81,6 +81,10 @@ func runHelper(mode string) int {
 //	flood=N           answer each ping after N notifications/message
 //	hidden            its tool's description hides instructions (a zero-width
 //	                  space, "ignore previous instructions")
+//	slow-dual         a server of both eras that was slow to start: the first
+//	                  server/discover is answered (as 2026-07-28) only once
+//	                  initialize has come in too, which is then refused as
+//	                  the go-sdk refuses initialize after server/discover
 func serveFake(mode string) {
 	has := func(m string) bool { return strings.Contains(","+mode+",", ","+m+",") }
 	for _, part := range strings.Split(mode, ",") {
@@ -130,6 +134,15 @@ func serveFake(mode string) {
 	info := map[string]any{"name": "fake", "version": "0.1"}
 	initialized := false
 	sawDiscover := false
+	var heldDiscover json.RawMessage // slow-dual
+	modernReply := func(id json.RawMessage) {
+		reply(id, map[string]any{
+			"supportedVersions": []string{"2026-07-28"},
+			"capabilities":      caps,
+			"instructions":      "fake modern server",
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": info},
+		})
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
 	for in.Scan() {
@@ -159,19 +172,23 @@ func serveFake(mode string) {
 				sawDiscover = true
 			case has("ignore-discover"):
 			case has("hang-probes") && probe:
-			case has("modern"):
-				reply(req.ID, map[string]any{
-					"supportedVersions": []string{"2026-07-28"},
-					"capabilities":      caps,
-					"instructions":      "fake modern server",
-					"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": info},
-				})
+			case has("slow-dual") && !sawFirstDiscover(&heldDiscover, req.ID):
+			case has("modern") || has("slow-dual"):
+				modernReply(req.ID)
 			default:
 				fail(req.ID, -32601, "Method not found: server/discover")
 			}
 		case "initialize":
 			if has("exit-on-initialize") {
 				os.Exit(4)
+			}
+			if has("slow-dual") {
+				if len(heldDiscover) > 0 && string(heldDiscover) != "null" {
+					modernReply(heldDiscover)
+					heldDiscover = json.RawMessage("null")
+				}
+				fail(req.ID, 0, `duplicate "initialize" received`)
+				continue
 			}
 			v := "2025-06-18"
 			if has("only-2024") {
@@ -233,6 +250,16 @@ func serveFake(mode string) {
 			fail(req.ID, -32601, "Method not found: "+req.Method)
 		}
 	}
+}
+
+// sawFirstDiscover holds the first server/discover's id in held and
+// reports false for it (it is answered later); true for every later one.
+func sawFirstDiscover(held *json.RawMessage, id json.RawMessage) bool {
+	if *held == nil {
+		*held = id
+		return false
+	}
+	return true
 }
 
 // proc is a server process started for a test.

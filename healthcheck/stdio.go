@@ -58,10 +58,22 @@ func connectStdio(ctx context.Context, t Target, o Options, legacyFirst bool) (*
 	}
 	cs, err := client.Connect(hctx, stdioTransport{c}, sessionOptions(hint))
 	refused := "" // how the server refused initialize, tried first
-	if werr, ok := refusedInitialize(err); ok && legacyFirst && !exitedNow(t.Exited) && hctx.Err() == nil {
-		refused = refusal(werr)
-		c.reopen()
-		cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
+	slowStart := false
+	if werr, ok := refusedInitialize(err); ok && !exitedNow(t.Exited) && hctx.Err() == nil {
+		switch {
+		case legacyFirst:
+			refused = refusal(werr)
+			c.reopen()
+			cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
+		case c.answeredLate():
+			// server/discover went unanswered while the server started, so
+			// initialize followed; the server then answered both, and
+			// refused initialize after its server/discover. It speaks
+			// 2026-07-28: ask again, now that it runs.
+			slowStart = true
+			c.reopen()
+			cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
+		}
 	}
 	latency := o.Clock.Now().Sub(start)
 	cancel(nil)
@@ -88,6 +100,8 @@ func connectStdio(ctx context.Context, t Target, o Options, legacyFirst bool) (*
 	switch {
 	case refused != "" && s.report.Era == EraModern:
 		s.report.EraSource = initializeRefusedSource(refused)
+	case slowStart && s.report.Era == EraModern:
+		s.report.EraSource = fmt.Sprintf("server/discover answered late (the server took over %s to start), and initialize refused after it; server/discover asked again", o.DiscoverTimeout)
 	case legacyFirst && s.report.Era == EraLegacy:
 		s.report.EraSource = legacyFirstSource
 	case t.EraHint == EraLegacy:

@@ -479,3 +479,23 @@ func TestDiscoverSkips(t *testing.T) {
 		t.Errorf("read with nothing listed: %v", err)
 	}
 }
+
+// TestSlowDualEraServer: a server of both eras that takes longer than the
+// discover timeout to start gets initialize after the server/discover
+// mcptray answered for; it then answers both, the discover with a result
+// and initialize with a refusal (the go-sdk refuses initialize after
+// server/discover). It speaks 2026-07-28: the session is made so, on the
+// same pipes, not failed on the refusal.
+func TestSlowDualEraServer(t *testing.T) {
+	r := connectPastDiscoverTimeout(t, "slow-dual")
+	if r.err != nil {
+		t.Fatalf("connect: %v", r.err)
+	}
+	rep := r.s.Report()
+	if rep.Era != EraModern || !strings.Contains(rep.EraSource, "answered late") || len(rep.Tools) != 1 {
+		t.Errorf("era %s source %q tools %d", rep.Era, rep.EraSource, len(rep.Tools))
+	}
+	if _, err := r.s.Probe(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}

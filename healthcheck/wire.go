@@ -109,6 +109,10 @@ type stdioConn struct {
 	ended          bool // the server's side ended (stdout, or the process) before mcptray closed
 	closedByUs     bool // shutdown was called: an end after that is mcptray's doing
 	diedInDiscover bool
+	// lateDiscover: a server/discover answered for (it was unanswered in
+	// time) got a result from the server after all. It speaks the
+	// 2026-07-28 revision and was only slow to start.
+	lateDiscover bool
 }
 
 func newStdioConn(caller context.Context, stdin io.WriteCloser, stdout io.ReadCloser, o Options) *stdioConn {
@@ -239,6 +243,14 @@ func (c *stdioConn) reopen() {
 	if c.sdkDone {
 		c.sdkClosed, c.sdkDone = make(chan struct{}), false
 	}
+}
+
+// answeredLate reports whether a server/discover mcptray answered for got
+// a result from the server after all.
+func (c *stdioConn) answeredLate() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lateDiscover
 }
 
 // shutdown closes both pipes: from now on an end of the server is
@@ -474,10 +486,14 @@ func (c *stdioConn) route(msg jsonrpc.Message, line []byte) bool {
 	}
 	if c.abandoned[resp.ID] {
 		// A late reply to a server/discover answered for: dropped, but
-		// kept as evidence when it cannot be one (a canned reply).
+		// kept as evidence when it cannot be one (a canned reply). The id
+		// is free again: a session made anew on these pipes (see
+		// connectStdio) numbers its requests from 1 too.
+		delete(c.abandoned, resp.ID)
 		_, why := checkHandshakeReply("server/discover", resp)
 		if why == "" {
 			c.replies++
+			c.lateDiscover = c.lateDiscover || resp.Error == nil
 		}
 		c.mu.Unlock()
 		if why != "" {
