@@ -78,7 +78,8 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 	if opts.StartupTimeout <= 0 || opts.StartupTimeout > limit {
 		opts.StartupTimeout = limit
 	}
-	opts.Deadline = time.Now().Add(limit)
+	began := time.Now()
+	opts.Deadline = began.Add(limit)
 	sup := supervisor.New(servers, opts)
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -112,7 +113,7 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 		case <-ctx.Done():
 			for _, st := range sup.Snapshot().Servers {
 				if _, ok := final[st.Name]; !ok {
-					final[st.Name] = st
+					final[st.Name] = interrupted(st, context.Cause(ctx), time.Since(began))
 				}
 			}
 		}
@@ -124,6 +125,31 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 		out = append(out, final[s.Name])
 	}
 	return out
+}
+
+// interrupted is the state of a server that had no outcome when the check
+// was stopped by cause (a signal, a cancel) after took. A server that was
+// ready but not yet probed stays ready: its handshake and discovery are
+// done.
+func interrupted(st supervisor.ServerState, cause error, took time.Duration) supervisor.ServerState {
+	if st.State == supervisor.StateReady || st.State == supervisor.StateDegraded {
+		return st
+	}
+	by := "cancelled"
+	if cause != nil && !errors.Is(cause, context.Canceled) {
+		by = fmt.Sprintf("stopped (%v)", cause) // "interrupt signal received"
+	}
+	d := &healthcheck.Diagnosis{
+		Code:    healthcheck.CodeInterrupted,
+		Message: fmt.Sprintf("The check was %s after %s, while %s was %s: it has no outcome yet.", by, took.Round(time.Millisecond), st.Name, st.State),
+		Fix:     "Run the check again and let it finish: it gives up on a server after --timeout (30s by default) and then says why.",
+	}
+	if st.Diagnosis != nil {
+		// What an earlier attempt said stays as evidence.
+		d.Evidence = append(d.Evidence, "before: "+st.Diagnosis.Message)
+	}
+	st.Diagnosis = d
+	return st
 }
 
 // settled reports whether a server's check has an outcome.

@@ -150,6 +150,9 @@ const (
 	// characters, terminal escapes, injection phrasing, a very long
 	// description): a warning, the server still serves.
 	CodeHiddenInstructions Code = "hidden-instructions"
+	// CodeInterrupted means the check was stopped (Ctrl-C, a signal, a
+	// cancel) before this server had an outcome: nothing is known of it.
+	CodeInterrupted Code = "interrupted"
 )
 
 // Diagnosis is a failure explained: a stable code, a sentence a person can

@@ -27,7 +27,9 @@ engine as the desktop app, all at once: spawn or connect, protocol era and
 version, handshake, discovery (tools, resources, prompts) and one liveness
 probe. Prints the result, stops everything it started, and exits:
   0  every selected server is ready
-  1  at least one is not (degraded, failed, or still starting at --timeout)
+  1  at least one is not (degraded, failed, still starting at --timeout,
+     or interrupted: the check was stopped, by Ctrl-C or a signal, before
+     it had an outcome)
   2  usage or config errors
 
 A server need not be in the config: "mcptray check URL" checks a remote

@@ -65,16 +65,20 @@ func ms(d time.Duration) *float64 {
 }
 
 // checkStatus folds a state into check's outcomes: ready, degraded,
-// sign-in-required (a remote server waiting for a person to sign in) or
+// sign-in-required (a remote server waiting for a person to sign in),
+// interrupted (the check was stopped before the server had an outcome) or
 // failed.
-func checkStatus(s supervisor.State) string {
-	switch s {
+func checkStatus(st *supervisor.ServerState) string {
+	switch st.State {
 	case supervisor.StateReady:
 		return "ready"
 	case supervisor.StateDegraded:
 		return "degraded"
 	case supervisor.StateSignIn:
 		return "sign-in-required"
+	}
+	if st.Diagnosis != nil && st.Diagnosis.Code == healthcheck.CodeInterrupted {
+		return "interrupted"
 	}
 	return "failed"
 }
@@ -85,7 +89,7 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 	r := serverReport{
 		Name:              st.Name,
 		Transport:         string(st.Transport),
-		Status:            checkStatus(st.State),
+		Status:            checkStatus(st),
 		Era:               string(st.Era),
 		Tools:             []healthcheck.Tool{},
 		Resources:         []healthcheck.Resource{},
@@ -132,7 +136,7 @@ func newServerReport(st *supervisor.ServerState, live bool, now time.Time) serve
 		switch r.Status {
 		case "failed":
 			r.Level = string(supervisor.LevelError)
-		case "degraded", "sign-in-required":
+		case "degraded", "sign-in-required", "interrupted":
 			r.Level = string(supervisor.LevelWarn)
 		}
 	}
