@@ -85,6 +85,8 @@ func runHelper(mode string) int {
 //	                  server/discover is answered (as 2026-07-28) only once
 //	                  initialize has come in too, which is then refused as
 //	                  the go-sdk refuses initialize after server/discover
+//	                  (with refuse-first, the refusal is written first; with
+//	                  stray-on-init, a canned reply to id 1 comes before both)
 func serveFake(mode string) {
 	has := func(m string) bool { return strings.Contains(","+mode+",", ","+m+",") }
 	for _, part := range strings.Split(mode, ",") {
@@ -183,11 +185,21 @@ func serveFake(mode string) {
 				os.Exit(4)
 			}
 			if has("slow-dual") {
+				if has("stray-on-init") {
+					reply(json.RawMessage("1"), map[string]any{}) // not a discover result
+				}
+				refuse := func() { fail(req.ID, 0, `duplicate "initialize" received`) }
+				if has("refuse-first") {
+					refuse()
+					time.Sleep(50 * time.Millisecond) // the discover's handler is the slower one
+				}
 				if len(heldDiscover) > 0 && string(heldDiscover) != "null" {
 					modernReply(heldDiscover)
 					heldDiscover = json.RawMessage("null")
 				}
-				fail(req.ID, 0, `duplicate "initialize" received`)
+				if !has("refuse-first") {
+					refuse()
+				}
 				continue
 			}
 			v := "2025-06-18"

@@ -13,6 +13,11 @@ import (
 
 var errProcessExited = errors.New("the server process exited")
 
+// lateDiscoverWait bounds the wait, after a refused initialize, for the
+// late reply to a server/discover mcptray gave up on: a server slow to
+// start answers both at once, in either order.
+const lateDiscoverWait = time.Second
+
 // connectStdio performs the handshake over a stdio server's pipes.
 //
 // Who ended a failed handshake decides its diagnosis. If the server's side
@@ -65,7 +70,7 @@ func connectStdio(ctx context.Context, t Target, o Options, legacyFirst bool) (*
 			refused = refusal(werr)
 			c.reopen()
 			cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
-		case c.answeredLate():
+		case c.answeredLate(hctx, lateDiscoverWait):
 			// server/discover went unanswered while the server started, so
 			// initialize followed; the server then answered both, and
 			// refused initialize after its server/discover. It speaks

@@ -486,16 +486,23 @@ func TestDiscoverSkips(t *testing.T) {
 // and initialize with a refusal (the go-sdk refuses initialize after
 // server/discover). It speaks 2026-07-28: the session is made so, on the
 // same pipes, not failed on the refusal.
+// The go-sdk answers the two requests at once: the refusal may come
+// first. A canned reply to the discover's id before them (stray-on-init)
+// is evidence, not the late reply.
 func TestSlowDualEraServer(t *testing.T) {
-	r := connectPastDiscoverTimeout(t, "slow-dual")
-	if r.err != nil {
-		t.Fatalf("connect: %v", r.err)
-	}
-	rep := r.s.Report()
-	if rep.Era != EraModern || !strings.Contains(rep.EraSource, "answered late") || len(rep.Tools) != 1 {
-		t.Errorf("era %s source %q tools %d", rep.Era, rep.EraSource, len(rep.Tools))
-	}
-	if _, err := r.s.Probe(ctxTimeout(t, 10*time.Second)); err != nil {
-		t.Fatal(err)
+	for _, mode := range []string{"slow-dual", "slow-dual,refuse-first", "slow-dual,stray-on-init"} {
+		t.Run(mode, func(t *testing.T) {
+			r := connectPastDiscoverTimeout(t, mode)
+			if r.err != nil {
+				t.Fatalf("connect: %v", r.err)
+			}
+			rep := r.s.Report()
+			if rep.Era != EraModern || !strings.Contains(rep.EraSource, "answered late") || len(rep.Tools) != 1 {
+				t.Errorf("era %s source %q tools %d", rep.Era, rep.EraSource, len(rep.Tools))
+			}
+			if _, err := r.s.Probe(ctxTimeout(t, 10*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

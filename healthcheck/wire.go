@@ -113,6 +113,7 @@ type stdioConn struct {
 	// time) got a result from the server after all. It speaks the
 	// 2026-07-28 revision and was only slow to start.
 	lateDiscover bool
+	lateReply    chan struct{} // told of each late reply to such a discover
 }
 
 func newStdioConn(caller context.Context, stdin io.WriteCloser, stdout io.ReadCloser, o Options) *stdioConn {
@@ -130,6 +131,7 @@ func newStdioConn(caller context.Context, stdin io.WriteCloser, stdout io.ReadCl
 		closed:          make(chan struct{}),
 		pending:         map[jsonrpc.ID]string{},
 		abandoned:       map[jsonrpc.ID]bool{},
+		lateReply:       make(chan struct{}, 1),
 		probes:          map[jsonrpc.ID]chan probeReply{},
 	}
 	go c.readLoop()
@@ -246,11 +248,37 @@ func (c *stdioConn) reopen() {
 }
 
 // answeredLate reports whether a server/discover mcptray answered for got
-// a result from the server after all.
-func (c *stdioConn) answeredLate() bool {
+// a result from the server after all. While such a discover still waits
+// for its reply, it waits for it, at most wait on the connection's clock
+// (or until ctx ends or stdout does): a server answers the discover and
+// the initialize that followed it in either order.
+func (c *stdioConn) answeredLate(ctx context.Context, wait time.Duration) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lateDiscover
+	late, waiting := c.lateDiscover, len(c.abandoned) > 0
+	c.mu.Unlock()
+	if late || !waiting {
+		return late
+	}
+	timeout := make(chan struct{})
+	stop := clock.AfterFunc(c.clock, wait, func() { close(timeout) })
+	defer stop()
+	for {
+		select {
+		case <-c.lateReply:
+			c.mu.Lock()
+			late, waiting = c.lateDiscover, len(c.abandoned) > 0
+			c.mu.Unlock()
+			if late || !waiting {
+				return late
+			}
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-c.done:
+			return false
+		}
+	}
 }
 
 // shutdown closes both pipes: from now on an end of the server is
@@ -486,16 +514,20 @@ func (c *stdioConn) route(msg jsonrpc.Message, line []byte) bool {
 	}
 	if c.abandoned[resp.ID] {
 		// A late reply to a server/discover answered for: dropped, but
-		// kept as evidence when it cannot be one (a canned reply). The id
-		// is free again: a session made anew on these pipes (see
-		// connectStdio) numbers its requests from 1 too.
-		delete(c.abandoned, resp.ID)
+		// kept as evidence when it cannot be one (a canned reply). Once
+		// the real one came, the id is free again: a session made anew on
+		// these pipes (see connectStdio) numbers its requests from 1 too.
 		_, why := checkHandshakeReply("server/discover", resp)
 		if why == "" {
+			delete(c.abandoned, resp.ID)
 			c.replies++
 			c.lateDiscover = c.lateDiscover || resp.Error == nil
 		}
 		c.mu.Unlock()
+		select {
+		case c.lateReply <- struct{}{}:
+		default:
+		}
 		if why != "" {
 			c.noteNoise(line, why)
 		}
