@@ -92,9 +92,33 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	final := map[string]supervisor.ServerState{}
+	var seen supervisor.Snapshot // the last one taken before a cancel
 	for len(final) < len(servers) {
-		snap := sup.Snapshot()
-		for _, st := range snap.Servers {
+		if ctx.Err() != nil {
+			// Stopped (Ctrl-C, a signal, a cancel): the engine stops its
+			// servers as the check's own context ends, so what it shows
+			// now may be that stop, not the server.
+			now := sup.Snapshot()
+			for _, st := range now.Servers {
+				if _, ok := final[st.Name]; ok {
+					continue
+				}
+				if settled(&st) && st.State != supervisor.StateStopping && st.State != supervisor.StateStopped {
+					final[st.Name] = st // an outcome of its own, just before the stop
+					continue
+				}
+				before := st
+				for _, b := range seen.Servers {
+					if b.Name == st.Name {
+						before = b
+					}
+				}
+				final[st.Name] = interrupted(before, context.Cause(ctx), time.Since(began))
+			}
+			break
+		}
+		seen = sup.Snapshot()
+		for _, st := range seen.Servers {
 			if _, ok := final[st.Name]; !ok && settled(&st) {
 				final[st.Name] = st
 			}
@@ -111,11 +135,7 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 				}
 			}
 		case <-ctx.Done():
-			for _, st := range sup.Snapshot().Servers {
-				if _, ok := final[st.Name]; !ok {
-					final[st.Name] = interrupted(st, context.Cause(ctx), time.Since(began))
-				}
-			}
+			// Said at the top of the loop.
 		}
 	}
 	stop()

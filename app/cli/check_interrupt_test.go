@@ -26,7 +26,7 @@ func TestInterruptedCheckSaysSo(t *testing.T) {
 	cfg := filepath.Join(dir, "servers.toml")
 	// $0 is the binary; the marker rides along as $1, which nobody reads.
 	writeFile(t, cfg, fmt.Sprintf("[servers.demo]\ncommand = %q\nargs = [\"serve-demo\"]\n\n"+
-		"[servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", %q, %q, %q]\n", bin, `sleep 2; exec "$0" serve-demo`, bin, marker))
+		"[servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", %q, %q, %q]\n", bin, `sleep 3; exec "$0" serve-demo`, bin, marker))
 	env := append(os.Environ(), homeEnv(dir)...)
 	env = append(env, "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	os.Mkdir(filepath.Join(dir, "run"), 0o700)
@@ -41,12 +41,14 @@ func TestInterruptedCheckSaysSo(t *testing.T) {
 				t.Fatal(err)
 			}
 			if interrupt {
-				// Once the slow server runs, the check is past its start.
+				// Once the slow server runs, the check is past its start;
+				// a second later the demo is ready and the slow server
+				// still sleeps (3 s).
 				deadline := time.Now().Add(20 * time.Second)
 				for len(pidsWith(marker)) == 0 && time.Now().Before(deadline) {
 					time.Sleep(10 * time.Millisecond)
 				}
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(time.Second)
 				cmd.Process.Signal(os.Interrupt)
 			}
 			err := cmd.Wait()
@@ -79,7 +81,8 @@ func TestInterruptedCheckSaysSo(t *testing.T) {
 	}
 	s := got["slow"]
 	if s.Status != "interrupted" || s.Level != "warn" || len(s.Diagnostics) == 0 || s.Diagnostics[0].Code != "interrupted" ||
-		!strings.Contains(s.Diagnostics[0].Message, "interrupt") || !strings.Contains(s.Diagnostics[0].Fix, "Run the check again and let it finish") {
+		!strings.Contains(s.Diagnostics[0].Message, "interrupt") || !strings.Contains(s.Diagnostics[0].Message, "while slow was starting") ||
+		!strings.Contains(s.Diagnostics[0].Fix, "Run the check again and let it finish") {
 		t.Fatalf("slow, still starting at the interrupt: %+v\n%s", s, out)
 	}
 	deadline := time.Now().Add(10 * time.Second)
