@@ -105,7 +105,7 @@ func newBench(o *options) *bench {
 	check(err)
 	self, err := os.Executable()
 	check(err)
-	b := &bench{o: o, bin: abs, dir: dir, self: self, bare: bareClient(o.bare)}
+	b := &bench{o: o, bin: abs, dir: dir, self: self}
 	b.one = writeConfig(dir, "one.toml", demoServers(abs, 1))
 	b.fifty = writeConfig(dir, "fifty.toml", demoServers(abs, 50))
 	b.env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
@@ -159,7 +159,7 @@ func (b *bench) only() bool {
 	case o.censusOnly:
 		fmt.Printf("mcptray census, %d runs each, medians (machine: %s)\n\n", o.runs, machine())
 		tableHeader()
-		b.miss(censusBench(b.bare, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
+		b.miss(censusBench(b.bareClient(), cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
 	case o.guiCPUOnly:
 		tableHeader()
 		b.miss(guiCPUBench(b.bin, b.dir, b.env, o.guiCPUFor))
@@ -206,17 +206,21 @@ func (b *bench) run() bool {
 }
 
 func (b *bench) checkOne() []string { return []string{b.bin, "check", "--config", b.one} }
-func (b *bench) bareList() []string { return []string{b.bare, "list", b.bin, "serve-demo"} }
+func (b *bench) bareList() []string { return []string{b.bareClient(), "list", b.bin, "serve-demo"} }
 
-// bareClient is the baseline's binary, made absolute; a missing one ends
-// the bench (make bench builds it).
-func bareClient(p string) string {
-	abs, err := filepath.Abs(p)
+// bareClient is the baseline's binary, made absolute, found when a row
+// first needs it: a missing one ends the bench (make bench builds it).
+func (b *bench) bareClient() string {
+	if b.bare != "" {
+		return b.bare
+	}
+	abs, err := filepath.Abs(b.o.bare)
 	check(err)
 	if !exists(abs) {
-		fmt.Fprintf(os.Stderr, "bench: no baseline client at %s: build it with CGO_ENABLED=0 go build -o %s ./packaging/bench/bareclient (make bench does)\n", abs, p)
+		fmt.Fprintf(os.Stderr, "bench: no baseline client at %s: build it with CGO_ENABLED=0 go build -o %s ./packaging/bench/bareclient (make bench does)\n", abs, b.o.bare)
 		os.Exit(2)
 	}
+	b.bare = abs
 	return abs
 }
 
@@ -254,12 +258,12 @@ func (b *bench) handoffCheckRow() {
 // callRows time a tool call against the bare go-sdk client's.
 func (b *bench) callRows() {
 	o := b.o
-	x, y := callBench(b.bare, b.bin, b.bin, b.env, o.runs)
+	x, y := callBench(b.bareClient(), b.bin, b.bin, b.env, o.runs)
 	b.row("call of a demo tool vs bare go-sdk client (same call)", x, y, 1.15)
 	if o.headless != "" {
 		h, err := filepath.Abs(o.headless)
 		check(err)
-		x, y = callBench(b.bare, h, b.bin, b.env, o.runs)
+		x, y = callBench(b.bareClient(), h, b.bin, b.env, o.runs)
 		b.row("call of a demo tool, headless build, vs bare go-sdk client (same call, same server)", x, y, 1.15)
 		x, y = pair(o.runs, b.env, callArgv(b.bin, h), callArgv(h, h))
 		b.row("call of a demo tool, desktop build handing off vs the headless build (same call, same server)", x, y, 1.15)
@@ -272,7 +276,7 @@ func (b *bench) engineRows() {
 	o := b.o
 	x, y := pair(o.runs, b.env, []string{b.bin, "check", "--config", b.fifty}, b.checkOne())
 	b.row("check, 50 demo servers vs 1", x, y, 2)
-	b.miss(censusBench(b.bare, cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
+	b.miss(censusBench(b.bareClient(), cmp.Or(headlessAbs(o.headless), b.bin), b.dir, b.env, o.runs, o.idleFor))
 
 	inspector := filepath.Join(o.servers, ".bin", "mcp-inspector")
 	if b.everything != "" && exists(inspector) {
