@@ -95,26 +95,7 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 	var seen supervisor.Snapshot // the last one taken before a cancel
 	for len(final) < len(servers) {
 		if ctx.Err() != nil {
-			// Stopped (Ctrl-C, a signal, a cancel): the engine stops its
-			// servers as the check's own context ends, so what it shows
-			// now may be that stop, not the server.
-			now := sup.Snapshot()
-			for _, st := range now.Servers {
-				if _, ok := final[st.Name]; ok {
-					continue
-				}
-				if settled(&st) && st.State != supervisor.StateStopping && st.State != supervisor.StateStopped {
-					final[st.Name] = st // an outcome of its own, just before the stop
-					continue
-				}
-				before := st
-				for _, b := range seen.Servers {
-					if b.Name == st.Name {
-						before = b
-					}
-				}
-				final[st.Name] = interrupted(before, context.Cause(ctx), time.Since(began))
-			}
+			interruptedAll(final, seen, sup.Snapshot(), context.Cause(ctx), time.Since(began))
 			break
 		}
 		seen = sup.Snapshot()
@@ -145,6 +126,32 @@ func runCheckWith(ctx context.Context, opts *supervisor.Options, servers []*regi
 		out = append(out, final[s.Name])
 	}
 	return out
+}
+
+// interruptedAll fills final for the servers without an outcome when the
+// check was stopped (Ctrl-C, a signal, a cancel). The engine stops its
+// servers as the check's own context ends, so now (taken after the stop)
+// may show that stop, not the server: a server that settled on its own
+// keeps that outcome; the others are interrupted in the state seen (taken
+// before the stop) gave them.
+func interruptedAll(final map[string]supervisor.ServerState, seen, now supervisor.Snapshot, cause error, took time.Duration) {
+	before := map[string]supervisor.ServerState{}
+	for _, st := range seen.Servers {
+		before[st.Name] = st
+	}
+	for _, st := range now.Servers {
+		if _, ok := final[st.Name]; ok {
+			continue
+		}
+		if settled(&st) && st.State != supervisor.StateStopping && st.State != supervisor.StateStopped {
+			final[st.Name] = st
+			continue
+		}
+		if b, ok := before[st.Name]; ok {
+			st = b
+		}
+		final[st.Name] = interrupted(st, cause, took)
+	}
 }
 
 // interrupted is the state of a server that had no outcome when the check
