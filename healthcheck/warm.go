@@ -14,10 +14,10 @@ import (
 // waits: the SDK's decoders for the answers (it decodes with
 // segmentio/encoding, which builds a type's decoder at its first use, some
 // tenths of a millisecond for a list's result), and the standard library's
-// encoders for the requests. A server
-// process takes milliseconds to start before it answers; this runs in that
-// time. The caches it fills are the ones the SDK reads, so nothing is
-// decoded differently (TestPrepareFillsTheSDKsCache).
+// encoders for the requests. A server process takes milliseconds to start
+// before it answers; this runs in that time. The caches it fills are the
+// ones the SDK reads, so nothing is decoded differently
+// (TestPrepareFillsTheSDKsCache).
 var prepare = sync.OnceFunc(func() { go prepareCodecs() })
 
 func prepareCodecs() {
