@@ -46,7 +46,10 @@ func NewEngineOptions(cfg *registry.Config, setup EngineSetup) *supervisor.Optio
 	st := cfg.Settings.WithDefaults()
 	sec := &LazySecrets{}
 	hc := &healthChecker{
-		opts:    healthcheck.Options{ClientName: "mcptray", ClientVersion: Version, Authorizer: sec.signIn, Client: setup.Client, Skip: setup.Skip},
+		// Every engine speaks initialize first, the daemon's and a
+		// check's alike: a check reports the era clients get through
+		// mcptray (see healthcheck.Options.PreferLegacy).
+		opts:    healthcheck.Options{ClientName: "mcptray", ClientVersion: Version, Authorizer: sec.signIn, Client: setup.Client, Skip: setup.Skip, PreferLegacy: true},
 		gateway: setup.Gateway,
 	}
 	o := &supervisor.Options{
@@ -83,7 +86,6 @@ func (h *healthChecker) Connect(ctx context.Context, t healthcheck.Target) (supe
 		if gw := h.gateway(); gw != nil {
 			name := t.Server.Name
 			opts.Client = gw.Handlers(name)
-			opts.PreferLegacy = true
 			opts.Trace = func(f healthcheck.Frame) { gw.Trace(name, f) }
 		}
 	}

@@ -92,10 +92,15 @@ func pidsWith(marker string) []string {
 }
 
 // TestCheckEndToEnd runs `mcptray check` as a new user would on a config
-// mixing the demo server, server-everything, a server printing a banner on
-// stdout, one that never answers and a missing command.
+// mixing the demo server, one that speaks only 2026-07-28,
+// server-everything, a server printing a banner on stdout, one that never
+// answers and a missing command.
 func TestCheckEndToEnd(t *testing.T) {
 	bin := mcptrayBinary(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	everything := testServers(t)
 	dir := t.TempDir()
 	marker := fmt.Sprintf("silent-%d", time.Now().UnixNano())
@@ -104,6 +109,10 @@ func TestCheckEndToEnd(t *testing.T) {
 [servers.demo]
 command = %[1]q
 args = ["serve-demo"]
+
+[servers.modern]
+command = %[4]q
+env = { MCPTRAY_TEST_SERVER = "modern-only" }
 
 [servers.everything]
 command = "node"
@@ -127,7 +136,7 @@ command = "no-such-mcp-server-xyz"
 [servers.off]
 command = "true"
 disabled = true
-`, bin, everything, marker))
+`, bin, everything, marker, exe))
 
 	start := time.Now()
 	cmd := exec.Command(bin, "check", "--json", "--timeout", "8s", "--config", cfg)
@@ -148,11 +157,12 @@ disabled = true
 		got[r.Name] = r
 		order = append(order, r.Name)
 	}
-	if strings.Join(order, ",") != "demo,everything,banner,silent,eofexit,missing" {
+	if strings.Join(order, ",") != "demo,modern,everything,banner,silent,eofexit,missing" {
 		t.Errorf("servers checked: %v (the disabled one must be skipped)", order)
 	}
 	want := map[string]struct{ status, code string }{
 		"demo":       {"ready", ""},
+		"modern":     {"ready", ""},
 		"everything": {"ready", ""},
 		"banner":     {"ready", "stdout-noise"},
 		"silent":     {"failed", "handshake-timeout"},
@@ -169,9 +179,17 @@ disabled = true
 			t.Errorf("%s: status %q code %q, want %q %q (%+v)", name, r.Status, code, w.status, w.code, r.Diagnostics)
 		}
 	}
-	if d := got["demo"]; d.Era != "modern" || d.ProtocolVersion != "2026-07-28" || d.ServerInfo.Name != "mcptray-demo" ||
+	// A check speaks the era the daemon and the gateway speak to the
+	// server: initialize when it answers it, 2026-07-28 when it refuses.
+	if d := got["demo"]; d.Era != "legacy" || d.ProtocolVersion != "2025-11-25" || !strings.Contains(d.EraSource, "tried first") ||
+		d.ServerInfo == nil || d.ServerInfo.Name != "mcptray-demo" ||
 		len(d.Tools) != 3 || len(d.Resources) != 1 || len(d.Prompts) != 1 || d.LatencyMs.Connect == nil || d.LatencyMs.Probe == nil {
-		t.Errorf("demo report: %+v", d)
+		t.Errorf("demo report: era %q %q (%s), %d/%d/%d, latency %v/%v", d.Era, d.ProtocolVersion, d.EraSource,
+			len(d.Tools), len(d.Resources), len(d.Prompts), d.LatencyMs.Connect, d.LatencyMs.Probe)
+	}
+	if m := got["modern"]; m.Era != "modern" || m.ProtocolVersion != "2026-07-28" || !strings.Contains(m.EraSource, "initialize refused") ||
+		len(m.Tools) == 0 || m.LatencyMs.Probe == nil {
+		t.Errorf("modern-only report: era %q %q (%s), %d tools, probe %v", m.Era, m.ProtocolVersion, m.EraSource, len(m.Tools), m.LatencyMs.Probe)
 	}
 	if e := got["everything"]; e.Era == "" || len(e.Tools) < 10 || e.Transport != "stdio" {
 		t.Errorf("everything report: era %q, %d tools", e.Era, len(e.Tools))
