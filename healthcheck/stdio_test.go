@@ -506,3 +506,69 @@ func TestSlowDualEraServer(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeGoesAheadOfTheLists: a probe asked for at the handshake
+// (Target.ProbeAtHandshake, what `mcptray check` does) is on the wire
+// before discovery's lists, so a server that answers in order answers it
+// first: its latency is the probe's own, not that of a slow tools/list.
+func TestProbeGoesAheadOfTheLists(t *testing.T) {
+	const slow = 600 * time.Millisecond
+	for _, tc := range []struct {
+		mode, probe string // the probe's line holds probe
+		era         Era
+	}{
+		{"slow-tools=600", `"method":"ping"`, EraLegacy},
+		// Not the handshake's server/discover: the probe's id is a string.
+		{"modern,slow-tools=600", `"id":"`, EraModern},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			p := startHelper(t, tc.mode)
+			tg := p.target("ahead", "")
+			lines := watchWrites(&tg)
+			type answer struct {
+				took time.Duration
+				err  error
+			}
+			answers := make(chan answer, 2)
+			asked := 0
+			tg.ProbeAtHandshake = func() (context.Context, func(time.Duration, error)) {
+				asked++
+				return ctxTimeout(t, 10*time.Second), func(d time.Duration, err error) { answers <- answer{d, err} }
+			}
+			s, err := Connect(ctxTimeout(t, 20*time.Second), tg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.Report().Era != tc.era || len(s.Report().Tools) != 1 {
+				t.Fatalf("era %s, %d tools", s.Report().Era, len(s.Report().Tools))
+			}
+			var a answer
+			select {
+			case a = <-answers:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the probe's answer was never told")
+			}
+			if a.err != nil || asked != 1 {
+				t.Fatalf("probe: %v (asked %d times)", a.err, asked)
+			}
+			if a.took >= slow {
+				t.Errorf("the probe took %s: it waited behind tools/list (%s)", a.took, slow)
+			}
+			// The probe is the first request after the handshake.
+			var order []string
+			for len(lines) > 0 {
+				l := <-lines
+				switch {
+				case strings.Contains(l, tc.probe):
+					order = append(order, "probe")
+				case strings.Contains(l, `"method":"tools/list"`):
+					order = append(order, "tools/list")
+				}
+			}
+			if len(order) != 2 || order[0] != "probe" {
+				t.Errorf("requests after the handshake: %v, want the probe first", order)
+			}
+		})
+	}
+}

@@ -296,3 +296,67 @@ func TestSetTimingsAppliesToTheNextProbe(t *testing.T) {
 		t.Errorf("unset log limits are %d lines, %d bytes; want the defaults", got.LogLimitLines, got.LogLimitBytes)
 	}
 }
+
+// TestProbeAtReadyTakesTheProbeAhead: with ProbeAtReady (`mcptray check`)
+// the health check is asked for the first probe at the handshake
+// (healthcheck.Target.ProbeAtHandshake), and its answer is the ready
+// server's first probe: no second one is sent. A checker that never sends
+// it gets one probe after the handshake, as before; an answer past
+// probe_timeout is a timeout all the same.
+func TestProbeAtReadyTakesTheProbeAhead(t *testing.T) {
+	tests := []struct {
+		name  string
+		ahead bool          // the checker sends the probe at the handshake
+		took  time.Duration // what the ahead probe answers
+		err   error
+		check func(t *testing.T, st *ServerState, probed int32)
+	}{
+		{"answered", true, 77 * time.Millisecond, nil, func(t *testing.T, st *ServerState, probed int32) {
+			if st.State != StateReady || st.Probes.Count != 1 || st.Probes.Last != 77*time.Millisecond || probed != 0 {
+				t.Errorf("%s, probes %+v, Probe called %d times", st.State, st.Probes, probed)
+			}
+		}},
+		{"failed", true, time.Millisecond, errors.New("method not found"), func(t *testing.T, st *ServerState, probed int32) {
+			if st.Probes.ConsecutiveFailures != 1 || !strings.Contains(st.Probes.LastError, "method not found") || probed != 0 {
+				t.Errorf("%s, probes %+v, Probe called %d times", st.State, st.Probes, probed)
+			}
+		}},
+		{"past probe_timeout", true, time.Second, nil, func(t *testing.T, st *ServerState, probed int32) {
+			if st.State != StateUnhealthy || st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeProbeTimeout {
+				t.Errorf("%s, diagnosis %+v", st.State, st.Diagnosis)
+			}
+		}},
+		{"not sent", false, 0, nil, func(t *testing.T, st *ServerState, probed int32) {
+			if st.State != StateReady || st.Probes.Count != 1 || st.Probes.Last != 3*time.Millisecond || probed != 1 {
+				t.Errorf("%s, probes %+v, Probe called %d times", st.State, st.Probes, probed)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var probed atomic.Int32
+			fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
+				if tg.ProbeAtHandshake == nil {
+					return nil, errors.New("ProbeAtReady, but no probe asked for at the handshake")
+				}
+				if tc.ahead {
+					_, done := tg.ProbeAtHandshake()
+					go done(tc.took, tc.err)
+				}
+				return &fakeSession{report: report(healthcheck.EraLegacy), probe: func(context.Context) (time.Duration, error) {
+					probed.Add(1)
+					return 3 * time.Millisecond, nil
+				}}, nil
+			}}
+			o := healthOptions(t, fc)
+			o.ProbeAtReady = true
+			o.ProbeInterval = time.Hour // the first probe only
+			s := New([]*registry.Server{childServer(t, "srv", "serve")}, o)
+			runSup(t, s)
+			st := waitState(t, s, "srv", "first probe", func(st *ServerState) bool {
+				return st.Probes.Count > 0 || st.Probes.ConsecutiveFailures > 0 || st.State == StateUnhealthy
+			})
+			tc.check(t, &st, probed.Load())
+		})
+	}
+}
