@@ -26,10 +26,13 @@ func prepareCodecs() {
 }
 
 // prepareDecoders builds the SDK's decoders of the answers, in the order
-// they come: the handshake's, then the lists'.
+// they come: the handshake's, then the lists'. The handshake is
+// initialize's: mcptray offers it first (Options.PreferLegacy), and the
+// few servers that refuse it have server/discover's answer decoded as it
+// comes.
 func prepareDecoders() {
 	for _, v := range []any{
-		new(mcp.DiscoverResult), new(mcp.InitializeResult),
+		new(mcp.InitializeResult),
 		new(mcp.ListToolsResult), new(mcp.ListResourcesResult),
 		new(mcp.ListResourceTemplatesResult), new(mcp.ListPromptsResult),
 	} {
