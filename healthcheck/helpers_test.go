@@ -60,8 +60,6 @@ func runHelper(mode string) int {
 //	banner            print a non-JSON line before anything else
 //	silent            read stdin, never write
 //	slow=MS           sleep before serving
-//	slow-tools=MS     sleep before answering tools/list (the server answers
-//	                  in order: nothing else is answered meanwhile)
 //	exit-on-discover  exit when server/discover comes before initialize
 //	exit-on-initialize exit when initialize arrives
 //	ignore-discover   never answer server/discover
@@ -114,13 +112,10 @@ func serveFake(mode string) {
 		w.WriteString("\"}}\n")
 		w.Flush()
 	}
-	flood, slowTools := 0, 0
+	flood := 0
 	for _, part := range strings.Split(mode, ",") {
 		if n, ok := strings.CutPrefix(part, "flood="); ok {
 			flood, _ = strconv.Atoi(n)
-		}
-		if n, ok := strings.CutPrefix(part, "slow-tools="); ok {
-			slowTools, _ = strconv.Atoi(n)
 		}
 	}
 	if has("silent") {
@@ -226,7 +221,6 @@ func serveFake(mode string) {
 				fmt.Println("debug: client connected")
 			}
 		case "tools/list":
-			time.Sleep(time.Duration(slowTools) * time.Millisecond)
 			if has("huge-reply") {
 				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big","description":"%s","inputSchema":{"type":"object"}}]}}`+"\n",
 					req.ID, strings.Repeat("x", 17<<20))

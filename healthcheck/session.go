@@ -81,11 +81,10 @@ type Options struct {
 	// read, none.
 	Skip Lists
 	// PreferLegacy speaks the initialize era (2025-11-25 and older) to a
-	// server, without trying server/discover first. mcptray's sessions all
-	// do (the engine's, for the gateway and for check alike, and call's):
-	// that is the era today's clients speak, and a server that speaks both
-	// eras may offer its own requests (sampling, elicitation) and session
-	// logging only in it.
+	// server, without trying server/discover first. The gateway's sessions
+	// do: that is the era today's clients speak, and a server that speaks
+	// both eras may offer its own requests (sampling, elicitation) and
+	// session logging only in it.
 	PreferLegacy bool
 }
 
@@ -187,9 +186,6 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.ProbeAtHandshake != nil {
-		s.probeAhead(t.ProbeAtHandshake)
-	}
 	if err := s.discover(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -198,29 +194,6 @@ func Connect(ctx context.Context, t Target, opts *Options) (*Session, error) {
 		s.wire.handshakeDone()
 	}
 	return s, nil
-}
-
-// probeAhead sends the first liveness probe before discovery's lists (see
-// Target.ProbeAtHandshake). Over stdio it returns once the probe is on the
-// wire: a server that answers in order answers it first, so its latency is
-// its own and not the lists'.
-func (s *Session) probeAhead(start func() (context.Context, func(time.Duration, error))) {
-	ctx, done := start()
-	var sent <-chan struct{}
-	if s.wire != nil {
-		sent = s.wire.nextWrite()
-	}
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		done(s.Probe(ctx))
-	}()
-	if sent != nil {
-		select {
-		case <-sent:
-		case <-ended:
-		}
-	}
 }
 
 // refusedInitialize reports whether a handshake that offered initialize

@@ -1,7 +1,6 @@
 package healthcheck
 
 import (
-	"context"
 	"errors"
 	"io"
 	"time"
@@ -25,12 +24,6 @@ type Target struct {
 	// EraHint is the era remembered from an earlier start of this server
 	// ("" means detect).
 	EraHint Era
-
-	// ProbeAtHandshake, when set, is called once the handshake is done:
-	// the first liveness probe then goes out with discovery's lists, ahead
-	// of them, instead of a round trip after them. It gives the probe's
-	// context and what to tell of its answer; Connect calls done once.
-	ProbeAtHandshake func() (ctx context.Context, done func(took time.Duration, err error))
 }
 
 // ProbeStats summarises the liveness probes of one server.

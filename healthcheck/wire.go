@@ -81,8 +81,7 @@ type stdioConn struct {
 
 	readErr   error // why stdout ended (nil: EOF); written before done closes
 	closeOnce sync.Once
-	writeMu   sync.Mutex    // serialises writes to stdin, so lines never interleave
-	wrote     chan struct{} // closed once the next line is written (nextWrite); under writeMu
+	writeMu   sync.Mutex // serialises writes to stdin, so lines never interleave
 	probeSeq  atomic.Int64
 	messages  atomic.Int64 // JSON-RPC messages received
 
@@ -209,25 +208,10 @@ func signal(ch chan<- struct{}) {
 func (c *stdioConn) writeLine(data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_, err := c.stdin.Write(append(data, '\n'))
-	if c.wrote != nil {
-		close(c.wrote)
-		c.wrote = nil
-	}
-	if err != nil {
+	if _, err := c.stdin.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("writing to the server's stdin: %w", err)
 	}
 	return nil
-}
-
-// nextWrite returns a channel closed once the next line is written to the
-// server (or failed to be).
-func (c *stdioConn) nextWrite() <-chan struct{} {
-	ch := make(chan struct{})
-	c.writeMu.Lock()
-	c.wrote = ch
-	c.writeMu.Unlock()
-	return ch
 }
 
 // Close implements [mcp.Connection]: the SDK is done with the connection.

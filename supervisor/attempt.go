@@ -74,8 +74,7 @@ type attempt struct {
 	probeT   Timer
 	probeCh  chan probeResult // nil when no probe is in flight
 	pcancel  context.CancelFunc
-	failures int         // consecutive failed probes of this process
-	ahead    *aheadProbe // ProbeAtReady: the first probe, sent with discovery
+	failures int // consecutive failed probes of this process
 
 	idleT Timer // fires when idle_stop may be due; nil without idle_stop
 
@@ -86,49 +85,6 @@ type connectResult struct {
 	sess     Session
 	err      error
 	deadline bool // the startup deadline ended the call
-}
-
-// aheadProbe is the first probe of a ProbeAtReady attempt: the health
-// check sends it once the handshake is done, ahead of discovery's lists
-// (healthcheck.Target.ProbeAtHandshake), and its answer is taken as the
-// ready server's first probe.
-type aheadProbe struct {
-	ch     chan probeResult // buffered: the answer waits for the ready state
-	mu     sync.Mutex
-	cancel context.CancelFunc // set once the probe is sent
-}
-
-// start makes the probe's context, bounded by probe_timeout, and what
-// reports its answer to ch.
-func (p *aheadProbe) start(a *attempt) (context.Context, func(time.Duration, error)) {
-	limit := a.limit(a.u.sup.timing().ProbeTimeout)
-	pctx, cancel := clockTimeout(a.ctx, a.clock, limit, errProbeTimeout)
-	p.mu.Lock()
-	p.cancel = cancel
-	p.mu.Unlock()
-	a.wg.Add(1) // within the connect call's goroutine, itself in a.wg
-	return pctx, func(d time.Duration, err error) {
-		defer a.wg.Done()
-		p.ch <- settleProbe(pctx, d, err, limit)
-		cancel()
-	}
-}
-
-// sent reports whether the probe went out.
-func (p *aheadProbe) sent() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cancel != nil
-}
-
-// stop ends the probe if it is still in flight.
-func (p *aheadProbe) stop() {
-	p.mu.Lock()
-	cancel := p.cancel
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
 }
 
 type probeResult struct {
@@ -268,11 +224,6 @@ func (a *attempt) connect() {
 	ch := make(chan connectResult, 1)
 	a.connectCh, a.ccancel = ch, cancel
 	target := a.target
-	if a.o.ProbeAtReady {
-		p := &aheadProbe{ch: make(chan probeResult, 1)}
-		a.ahead = p
-		target.ProbeAtHandshake = func() (context.Context, func(time.Duration, error)) { return p.start(a) }
-	}
 	a.wg.Go(func() {
 		s, err := a.o.Checker.Connect(cctx, target)
 		if err == nil && s == nil {
@@ -382,9 +333,6 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 	a.ccancel = nil
 	u := a.u
 	if r.err != nil {
-		if a.ahead != nil {
-			a.ahead.stop()
-		}
 		var d *healthcheck.Diagnosis
 		hcDiag := errors.As(r.err, &d)
 		switch {
@@ -447,14 +395,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 		return a.exitEnding(), true
 	}
 	if a.o.ProbeAtReady {
-		if a.ahead != nil && a.ahead.sent() {
-			// Its answer is the first probe's.
-			a.probeT.Stop()
-			a.probeT = nil
-			a.probeCh, a.pcancel = a.ahead.ch, a.ahead.stop
-		} else {
-			a.startProbe()
-		}
+		a.startProbe()
 	}
 	return ending{}, false
 }
@@ -472,18 +413,12 @@ func (a *attempt) startProbe() {
 	s := a.sess
 	a.wg.Go(func() {
 		d, err := s.Probe(pctx)
-		ch <- settleProbe(pctx, d, err, limit)
+		timeout := context.Cause(pctx) == errProbeTimeout || d > limit
+		if timeout && err == nil {
+			err = fmt.Errorf("answered after %s, past probe_timeout %s", roundDuration(d), roundDuration(limit))
+		}
+		ch <- probeResult{d, err, timeout, limit}
 	})
-}
-
-// settleProbe is a probe's answer as the attempt judges it: one past limit
-// is a timeout even when it came.
-func settleProbe(pctx context.Context, d time.Duration, err error, limit time.Duration) probeResult {
-	timeout := context.Cause(pctx) == errProbeTimeout || d > limit
-	if timeout && err == nil {
-		err = fmt.Errorf("answered after %s, past probe_timeout %s", roundDuration(d), roundDuration(limit))
-	}
-	return probeResult{d, err, timeout, limit}
 }
 
 // probed handles a probe's answer.
@@ -545,9 +480,6 @@ func (a *attempt) stop(e ending) {
 	}
 	if a.pcancel != nil {
 		a.pcancel()
-	}
-	if a.ahead != nil {
-		a.ahead.stop()
 	}
 	if a.probeT != nil {
 		a.probeT.Stop()

@@ -80,8 +80,7 @@ type Options struct {
 	FailureThreshold int // consecutive failed probes of one process that make it unhealthy; default 3
 	// ProbeAtReady sends the first probe as soon as the handshake is
 	// done, not a probe interval after it: `mcptray check` wants one at
-	// once. A checker that honours healthcheck.Target.ProbeAtHandshake
-	// sends it ahead of discovery's lists, a round trip sooner.
+	// once.
 	ProbeAtReady bool
 	// Deadline, when set (on Clock), is when the engine's work must be
 	// done: no handshake or probe runs past it, their timeouts are cut to
