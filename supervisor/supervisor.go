@@ -77,11 +77,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	s.started = true
 	s.mu.Unlock()
-	// What supervisors that no longer run left behind is ended beside the
-	// first starts, not before them: their processes are told apart by
-	// their records, and this one's are not among them.
+	cleanStaleRecords(s.opts.ProcDir, s.opts.Logger)
 	s.mu.Lock()
-	s.wg.Go(func() { cleanStaleRecords(s.opts.ProcDir, s.opts.Logger) })
 	s.runCtx = ctx
 	for _, u := range s.units {
 		s.goLocked(u)
