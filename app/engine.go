@@ -80,6 +80,13 @@ type healthChecker struct {
 	gateway func() *gateway.Gateway
 }
 
+// PrefersLegacy: the engine offers initialize first (see NewEngineOptions),
+// so a process that dies in that handshake is started once more with
+// server/discover.
+func (h *healthChecker) PrefersLegacy() bool { return h.opts.PreferLegacy }
+
+var _ supervisor.LegacyFirst = (*healthChecker)(nil)
+
 func (h *healthChecker) Connect(ctx context.Context, t healthcheck.Target) (supervisor.Session, error) {
 	opts := h.opts
 	if h.gateway != nil && t.Server != nil {

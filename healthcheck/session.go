@@ -81,10 +81,12 @@ type Options struct {
 	// read, none.
 	Skip Lists
 	// PreferLegacy speaks the initialize era (2025-11-25 and older) to a
-	// server, without trying server/discover first. The gateway's sessions
-	// do: that is the era today's clients speak, and a server that speaks
-	// both eras may offer its own requests (sampling, elicitation) and
-	// session logging only in it.
+	// server of no known era, without trying server/discover first; a
+	// server that refuses initialize is then asked server/discover.
+	// mcptray's sessions all do (the engine's, for the gateway and for
+	// check alike, and call's): that is the era today's clients speak, and
+	// a server that speaks both eras may offer its own requests (sampling,
+	// elicitation) and session logging only in it.
 	PreferLegacy bool
 }
 

@@ -366,7 +366,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 	u.sup.live.set(u, a.sess)
 	rep := a.sess.Report()
 	if rep != nil && rep.Era != "" {
-		u.era, u.eraSeen = rep.Era, true
+		u.era, u.eraSeen, u.guessed = rep.Era, true, false
 	}
 	a.readyAt = a.clock.Now()
 	state, reason, diag := StateReady, "handshake done", (*healthcheck.Diagnosis)(nil)
@@ -538,7 +538,7 @@ func (a *attempt) outcome(e ending) outcome {
 	case endRequested:
 		return outcome{kind: outEnded}
 	case endDiedOnDiscover:
-		return outcome{kind: outLegacy}
+		return outcome{kind: outOtherEra}
 	case endSpawnFailed:
 		if transientSpawnError(e.spawnErr) {
 			return outcome{kind: outTransient, reason: e.diag.Message, diag: e.diag}
@@ -553,8 +553,8 @@ func (a *attempt) outcome(e ending) outcome {
 			return outcome{kind: outReopen, reason: e.diag.Message, diag: e.diag}
 		}
 	case endExited:
-		if e.duringStartup && a.guessLegacy() {
-			return outcome{kind: outLegacy}
+		if e.duringStartup && a.guessEra() {
+			return outcome{kind: outOtherEra}
 		}
 		out := a.exitOutcome(e.duringStartup)
 		a.forgetGuess()
@@ -575,14 +575,17 @@ func (a *attempt) outcome(e ending) outcome {
 		neverReady: e.by == endStartupDeadline}
 }
 
-// guessLegacy decides whether a process that died during the handshake,
-// before any era was known, gets one more start straight with initialize:
-// some legacy servers exit on the server/discover sent first, and the
-// health check cannot always tell (a discover it gave up waiting for, a
-// write that met the closed pipe).
-func (a *attempt) guessLegacy() bool {
+// guessEra decides whether a process that died during the handshake,
+// before any era was known, gets one more start in the other era: some
+// legacy servers exit on a server/discover sent first, and a server of the
+// 2026-07-28 revision alone may exit on initialize; the health check
+// cannot always tell (a request it gave up waiting for, a write that met
+// the closed pipe). It guesses once until a handshake, a start or a config
+// change: a server that dies for another reason is not started twice on
+// every restart.
+func (a *attempt) guessEra() bool {
 	u := a.u
-	if a.p == nil || a.o.Checker == nil || a.sess != nil || u.eraSeen || a.target.EraHint == healthcheck.EraLegacy {
+	if a.p == nil || a.o.Checker == nil || a.sess != nil || u.eraSeen || u.guessed {
 		return false
 	}
 	if a.neverRead() {
@@ -590,10 +593,35 @@ func (a *attempt) guessLegacy() bool {
 		// same start again would end the same way.
 		return false
 	}
-	u.era = healthcheck.EraLegacy
 	// The hint is a guess until a handshake confirms it: not shown yet.
-	u.set(StateStarting, "exited during the handshake; starting again with the initialize handshake", nil, nil)
+	u.guessed = true
+	if a.offeredInitialize() {
+		u.era = healthcheck.EraModern
+		u.set(StateStarting, "exited during the initialize handshake; starting again with server/discover (2026-07-28), which a server of that revision alone may want", nil, nil)
+		return true
+	}
+	u.era = healthcheck.EraLegacy
+	u.set(StateStarting, "exited during the server/discover handshake; starting again with the initialize handshake", nil, nil)
 	return true
+}
+
+// LegacyFirst is a Checker that offers initialize first to a server of no
+// known era (healthcheck.Options.PreferLegacy).
+type LegacyFirst interface {
+	PrefersLegacy() bool
+}
+
+// offeredInitialize reports whether this attempt's handshake began with
+// initialize rather than server/discover.
+func (a *attempt) offeredInitialize() bool {
+	switch a.target.EraHint {
+	case healthcheck.EraLegacy:
+		return true
+	case healthcheck.EraModern:
+		return false
+	}
+	lf, ok := a.o.Checker.(LegacyFirst)
+	return ok && lf.PrefersLegacy()
 }
 
 // neverRead reports whether the process, now exited, is known to have read
@@ -603,10 +631,10 @@ func (a *attempt) neverRead() bool {
 	return known && !consumed
 }
 
-// forgetGuess drops a legacy hint no handshake confirmed, once an attempt
+// forgetGuess drops an era hint no handshake confirmed, once an attempt
 // with it failed: the next start detects the era again.
 func (a *attempt) forgetGuess() {
-	if u := a.u; !u.eraSeen && a.target.EraHint == healthcheck.EraLegacy {
+	if u := a.u; !u.eraSeen && a.target.EraHint != "" {
 		u.era = ""
 	}
 }

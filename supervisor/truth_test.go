@@ -5,6 +5,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -475,33 +476,91 @@ func TestProbeFitsTheDeadline(t *testing.T) {
 }
 
 // A process that dies during the handshake before any era is known gets
-// one more start straight with initialize; a guess no handshake confirmed
-// is dropped when that start fails too, so a modern server that crashed
-// once is not pinned to legacy.
-func TestUnconfirmedLegacyGuessIsDropped(t *testing.T) {
-	fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
-		tg.Stdin.Write([]byte("{}\n")) // read before it crashes: it may have died of it
-		<-tg.Exited
-		return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
-	}}
-	clock := fakeclock.New()
-	o := healthOptions(t, fc)
-	o.Clock = clock
-	s := New([]*registry.Server{childServer(t, "crashy", "read-crash")}, o)
-	runSup(t, s)
-	st := waitState(t, s, "crashy", "backoff", inState(StateBackoff))
-	if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeExitedDuringStartup || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "fatal: boom") {
-		t.Fatalf("diagnosis %v", st.Diagnosis)
-	}
-	clock.Next(t)
-	waitState(t, s, "crashy", "second backoff", func(st *ServerState) bool { return st.State == StateBackoff && st.Restarts == 3 })
-	if got := hints(fc.attempts()); len(got) != 4 || got[0] != "" || got[1] != healthcheck.EraLegacy || got[2] != "" || got[3] != healthcheck.EraLegacy {
-		t.Errorf("hints %q, want \"\", legacy, \"\", legacy", got)
-	}
-	if st := s.Snapshot().Server("crashy"); st.Era != "" {
-		t.Errorf("era %q shown without a handshake", st.Era)
+// one more start in the other era: straight with initialize after a
+// server/discover, with server/discover after an initialize (a checker
+// that offers initialize first). A guess no handshake confirmed is dropped
+// when that start fails too, so a server that crashed once is not pinned
+// to an era, and it is not tried again on every restart: a server that
+// dies of something else is started once per restart, not twice.
+func TestUnconfirmedEraGuessIsDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		legacyFirst bool
+		guess       healthcheck.Era
+		says        string
+	}{
+		{"server/discover first", false, healthcheck.EraLegacy, "starting again with the initialize handshake"},
+		{"initialize first", true, healthcheck.EraModern, "starting again with server/discover"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
+				tg.Stdin.Write([]byte("{}\n")) // read before it crashes: it may have died of it
+				<-tg.Exited
+				return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
+			}}
+			var c Checker = fc
+			if tc.legacyFirst {
+				c = legacyFirstChecker{fc}
+			}
+			clock := fakeclock.New()
+			o := healthOptions(t, c)
+			o.Clock = clock
+			said := &reasons{}
+			o.Logger = slog.New(said)
+			s := New([]*registry.Server{childServer(t, "crashy", "read-crash")}, o)
+			runSup(t, s)
+			st := waitState(t, s, "crashy", "backoff", inState(StateBackoff))
+			if st.Diagnosis == nil || st.Diagnosis.Code != healthcheck.CodeExitedDuringStartup || !strings.Contains(strings.Join(st.Diagnosis.Evidence, "\n"), "fatal: boom") {
+				t.Fatalf("diagnosis %v", st.Diagnosis)
+			}
+			clock.Next(t)
+			waitState(t, s, "crashy", "second backoff", func(st *ServerState) bool { return st.State == StateBackoff && st.Restarts == 2 })
+			clock.Next(t)
+			waitState(t, s, "crashy", "third backoff", func(st *ServerState) bool { return st.State == StateBackoff && st.Restarts == 3 })
+			if got := hints(fc.attempts()); len(got) != 4 || got[0] != "" || got[1] != tc.guess || got[2] != "" || got[3] != "" {
+				t.Errorf("hints %q, want \"\", %s, \"\", \"\"", got, tc.guess)
+			}
+			if st := s.Snapshot().Server("crashy"); st.Era != "" {
+				t.Errorf("era %q shown without a handshake", st.Era)
+			}
+			if got := said.all(); !strings.Contains(got, tc.says) {
+				t.Errorf("the restart in the other era was not said (%q); reasons:\n%s", tc.says, got)
+			}
+		})
 	}
 }
+
+// reasons keeps the reason of every state the engine logs.
+type reasons struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (r *reasons) Enabled(context.Context, slog.Level) bool { return true }
+func (r *reasons) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *reasons) WithGroup(string) slog.Handler            { return r }
+func (r *reasons) Handle(_ context.Context, rec slog.Record) error {
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "reason" {
+			r.mu.Lock()
+			r.list = append(r.list, a.Value.String())
+			r.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (r *reasons) all() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.list, "\n")
+}
+
+// legacyFirstChecker is a checker that offers initialize first.
+type legacyFirstChecker struct{ *fakeChecker }
+
+func (legacyFirstChecker) PrefersLegacy() bool { return true }
 
 // A server that exits at once is explained by its exit and stderr, also
 // when the health check only saw a write meet the closed pipe.

@@ -54,6 +54,7 @@ type unit struct {
 	spawned  bool            // started at least once (for Restarts)
 	era      healthcheck.Era // the era to try first (remembered, or guessed)
 	eraSeen  bool            // era came from a completed handshake
+	guessed  bool            // an era was guessed since the last handshake, start or change (see guessEra)
 	probes   healthcheck.ProbeHistory
 	down     bool      // crashed, failed or unhealthy since it was last ready
 	flapped  time.Time // when a recovery was last announced as flapping
@@ -253,7 +254,7 @@ type outKind int
 const (
 	outEnded     outKind = iota // ended on request (stop, restart, reload, quit)
 	outFailed                   // cannot start; do not retry
-	outLegacy                   // died on server/discover: start again at once as legacy
+	outOtherEra                 // died in one era's handshake: start again at once in the other
 	outExited                   // ended and the policy says stay stopped
 	outCrash                    // crashed, hung or failed its handshake: maybe retry
 	outTransient                // could not start for want of resources: retry, not a crash
@@ -298,6 +299,7 @@ func (u *unit) run(ctx context.Context) {
 		w := u.take()
 		if w.userStart || w.restart || w.reconfig {
 			parked = false
+			u.guessed = false
 			u.restarts.reset()
 			stopBackoff()
 		}
@@ -363,7 +365,7 @@ func (u *unit) run(ctx context.Context) {
 func (u *unit) afterRun(out outcome, srv *registry.Server) (backoff Timer, parked bool) {
 	opts := &u.sup.opts
 	switch out.kind {
-	case outEnded, outLegacy, outReopen:
+	case outEnded, outOtherEra, outReopen:
 	case outFailed:
 		u.set(StateFailed, out.reason, out.diag, nil)
 		return nil, true

@@ -114,6 +114,10 @@ args = ["serve-demo"]
 command = %[4]q
 env = { MCPTRAY_TEST_SERVER = "modern-only" }
 
+[servers.modernexits]
+command = %[4]q
+env = { MCPTRAY_TEST_SERVER = "modern-exits-on-initialize" }
+
 [servers.everything]
 command = "node"
 args = [%[2]q, "stdio"]
@@ -157,17 +161,18 @@ disabled = true
 		got[r.Name] = r
 		order = append(order, r.Name)
 	}
-	if strings.Join(order, ",") != "demo,modern,everything,banner,silent,eofexit,missing" {
+	if strings.Join(order, ",") != "demo,modern,modernexits,everything,banner,silent,eofexit,missing" {
 		t.Errorf("servers checked: %v (the disabled one must be skipped)", order)
 	}
 	want := map[string]struct{ status, code string }{
-		"demo":       {"ready", ""},
-		"modern":     {"ready", ""},
-		"everything": {"ready", ""},
-		"banner":     {"ready", "stdout-noise"},
-		"silent":     {"failed", "handshake-timeout"},
-		"eofexit":    {"failed", "handshake-timeout"}, // mcptray closed its stdin: the exit is evidence
-		"missing":    {"failed", "command-not-found"},
+		"demo":        {"ready", ""},
+		"modern":      {"ready", ""},
+		"modernexits": {"ready", ""},
+		"everything":  {"ready", ""},
+		"banner":      {"ready", "stdout-noise"},
+		"silent":      {"failed", "handshake-timeout"},
+		"eofexit":     {"failed", "handshake-timeout"}, // mcptray closed its stdin: the exit is evidence
+		"missing":     {"failed", "command-not-found"},
 	}
 	for name, w := range want {
 		r := got[name]
@@ -190,6 +195,10 @@ disabled = true
 	if m := got["modern"]; m.Era != "modern" || m.ProtocolVersion != "2026-07-28" || !strings.Contains(m.EraSource, "initialize refused") ||
 		len(m.Tools) == 0 || m.LatencyMs.Probe == nil {
 		t.Errorf("modern-only report: era %q %q (%s), %d tools, probe %v", m.Era, m.ProtocolVersion, m.EraSource, len(m.Tools), m.LatencyMs.Probe)
+	}
+	// One that ends on initialize is started once more, with server/discover.
+	if m := got["modernexits"]; m.Era != "modern" || m.ProtocolVersion != "2026-07-28" || len(m.Tools) != 3 {
+		t.Errorf("a server of 2026-07-28 alone that exits on initialize: era %q %q (%s), %d tools", m.Era, m.ProtocolVersion, m.EraSource, len(m.Tools))
 	}
 	if e := got["everything"]; e.Era == "" || len(e.Tools) < 10 || e.Transport != "stdio" {
 		t.Errorf("everything report: era %q, %d tools", e.Era, len(e.Tools))

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"mcptray/demo"
 )
 
 // Terminal escapes a hostile server might send: an OSC 52 clipboard write,
@@ -53,6 +55,19 @@ func TestMain(m *testing.M) {
 		s.Run(context.Background(), &mcp.StdioTransport{})
 	case "modern-only":
 		serveModernOnly()
+	case "modern-exits-on-initialize":
+		// A server of 2026-07-28 alone that ends on initialize, as some
+		// servers end on a method they do not know.
+		s := demo.NewServer("", nil)
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "initialize" {
+					os.Exit(3)
+				}
+				return next(ctx, method, req)
+			}
+		})
+		_ = s.Run(context.Background(), &mcp.StdioTransport{})
 	case "refuse-initialize":
 		serveRefusingInitialize(os.Getenv("MCPTRAY_TEST_WRAP"))
 	case "escapes-crash":
