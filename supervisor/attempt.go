@@ -342,10 +342,15 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 			// stderr say why; starting it again with initialize would
 			// only start it twice.
 			return ending{by: endExited, duringStartup: true}, true
-		case errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && a.p != nil && u.era != healthcheck.EraLegacy:
-			u.era = healthcheck.EraLegacy
+		case errors.Is(r.err, healthcheck.ErrDiedDuringDiscover) && a.p != nil && u.era != healthcheck.EraLegacy && !u.guessed:
+			// A guess like guessEra's, and bounded the same way: made once
+			// until a handshake, a start or a change. It replaces a
+			// remembered era too (a server remembered as modern that now
+			// dies on server/discover), so that a failed guess is dropped
+			// and the next start detects the era again.
+			u.era, u.eraSeen, u.guessed = healthcheck.EraLegacy, false, true
 			// The hint is a guess until a handshake confirms it: not shown yet.
-			u.set(StateStarting, "exited on server/discover; starting again with the initialize handshake", nil, nil)
+			u.set(StateStarting, "exited on server/discover; starting once more with the initialize handshake", nil, nil)
 			return ending{by: endDiedOnDiscover}, true
 		case a.p != nil && !r.deadline && serverClosed(r.err, hcDiag, d) && a.p.waitExit(a.clock, exitReapGrace):
 			// The server closed its end first: its exit code and stderr say why.
@@ -597,11 +602,11 @@ func (a *attempt) guessEra() bool {
 	u.guessed = true
 	if a.offeredInitialize() {
 		u.era = healthcheck.EraModern
-		u.set(StateStarting, "exited during the initialize handshake; starting again with server/discover (2026-07-28), which a server of that revision alone may want", nil, nil)
+		u.set(StateStarting, "exited during the handshake, which began with initialize; starting once more with server/discover first (a server of 2026-07-28 alone may end on initialize)", nil, nil)
 		return true
 	}
 	u.era = healthcheck.EraLegacy
-	u.set(StateStarting, "exited during the server/discover handshake; starting again with the initialize handshake", nil, nil)
+	u.set(StateStarting, "exited during the handshake, which began with server/discover; starting once more with initialize first", nil, nil)
 	return true
 }
 

@@ -489,14 +489,20 @@ func TestUnconfirmedEraGuessIsDropped(t *testing.T) {
 		guess       healthcheck.Era
 		says        string
 	}{
-		{"server/discover first", false, healthcheck.EraLegacy, "starting again with the initialize handshake"},
-		{"initialize first", true, healthcheck.EraModern, "starting again with server/discover"},
+		{"server/discover first", false, healthcheck.EraLegacy, "starting once more with the initialize handshake"},
+		{"initialize first", true, healthcheck.EraModern, "starting once more with server/discover first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
 				tg.Stdin.Write([]byte("{}\n")) // read before it crashes: it may have died of it
 				<-tg.Exited
-				return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
+				d := &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake."}
+				if tg.EraHint == healthcheck.EraModern || (tg.EraHint == "" && !tc.legacyFirst) {
+					// What the health check says of a death with
+					// server/discover first and pending.
+					d.Err = healthcheck.ErrDiedDuringDiscover
+				}
+				return nil, d
 			}}
 			var c Checker = fc
 			if tc.legacyFirst {
@@ -599,5 +605,51 @@ func TestNoiseAfterHandshakeCounted(t *testing.T) {
 		if i == 5 {
 			t.Fatalf("after %d probes: level %s, no warning for the line printed after the handshake", i, st.Level)
 		}
+	}
+}
+
+// A server remembered as modern that then dies on server/discover is
+// started once more with initialize; when that fails too, the guess is
+// dropped and the next start detects the era again: the server is not
+// pinned to the era of a guess that failed.
+func TestRememberedEraIsNotPinnedByAGuess(t *testing.T) {
+	fc := &fakeChecker{connect: func(ctx context.Context, tg healthcheck.Target, n int) (Session, error) {
+		switch n {
+		case 0, 3:
+			if n == 0 {
+				// Ready, then it crashes: it reads a line and exits.
+				go func() {
+					time.Sleep(50 * time.Millisecond)
+					tg.Stdin.Write([]byte("{}\n"))
+				}()
+			}
+			return &fakeSession{report: report(healthcheck.EraModern)}, nil
+		case 1:
+			tg.Stdin.Write([]byte("{}\n"))
+			<-tg.Exited
+			return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeExitedDuringStartup, Message: "The server exited during the MCP handshake.",
+				Err: healthcheck.ErrDiedDuringDiscover}
+		}
+		// A server of 2026-07-28 alone, offered initialize only.
+		tg.Stdin.Write([]byte("{}\n"))
+		return nil, &healthcheck.Diagnosis{Code: healthcheck.CodeHandshakeFailed, Message: "The server refused initialize: this server speaks 2026-07-28."}
+	}}
+	clock := fakeclock.New()
+	o := healthOptions(t, legacyFirstChecker{fc})
+	o.Clock = clock
+	o.ProbeInterval = time.Hour
+	s := New([]*registry.Server{childServer(t, "modern", "read-crash")}, o)
+	runSup(t, s)
+	waitState(t, s, "modern", "ready", inState(StateReady))
+	waitState(t, s, "modern", "crashed after ready", inState(StateBackoff))
+	clock.Next(t)
+	waitState(t, s, "modern", "the guess failed", func(st *ServerState) bool { return st.State == StateBackoff && len(fc.attempts()) == 3 })
+	clock.Next(t)
+	st := waitState(t, s, "modern", "ready again", func(st *ServerState) bool { return st.State == StateReady && len(fc.attempts()) == 4 })
+	if got := hints(fc.attempts()); len(got) != 4 || got[0] != "" || got[1] != healthcheck.EraModern || got[2] != healthcheck.EraLegacy || got[3] != "" {
+		t.Errorf("hints %q, want \"\", modern, legacy, \"\"", got)
+	}
+	if st.Era != healthcheck.EraModern {
+		t.Errorf("era %q, want modern", st.Era)
 	}
 }
