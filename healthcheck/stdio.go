@@ -68,14 +68,14 @@ func connectStdio(ctx context.Context, t Target, o Options, legacyFirst bool) (*
 		switch {
 		case legacyFirst:
 			refused = refusal(werr)
-			c.reopen()
-			cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
 		case c.answeredLate(hctx, lateDiscoverWait):
 			// server/discover went unanswered while the server started, so
 			// initialize followed; the server then answered both, and
 			// refused initialize after its server/discover. It speaks
 			// 2026-07-28: ask again, now that it runs.
 			slowStart = true
+		}
+		if refused != "" || slowStart {
 			c.reopen()
 			cs, err = client.Connect(hctx, stdioTransport{c}, sessionOptions(EraModern))
 		}

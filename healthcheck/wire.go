@@ -253,10 +253,12 @@ func (c *stdioConn) reopen() {
 // (or until ctx ends or stdout does): a server answers the discover and
 // the initialize that followed it in either order.
 func (c *stdioConn) answeredLate(ctx context.Context, wait time.Duration) bool {
-	c.mu.Lock()
-	late, waiting := c.lateDiscover, len(c.abandoned) > 0
-	c.mu.Unlock()
-	if late || !waiting {
+	known := func() (late, ok bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.lateDiscover, c.lateDiscover || len(c.abandoned) == 0
+	}
+	if late, ok := known(); ok {
 		return late
 	}
 	timeout := make(chan struct{})
@@ -265,10 +267,7 @@ func (c *stdioConn) answeredLate(ctx context.Context, wait time.Duration) bool {
 	for {
 		select {
 		case <-c.lateReply:
-			c.mu.Lock()
-			late, waiting = c.lateDiscover, len(c.abandoned) > 0
-			c.mu.Unlock()
-			if late || !waiting {
+			if late, ok := known(); ok {
 				return late
 			}
 		case <-timeout:
@@ -524,10 +523,7 @@ func (c *stdioConn) route(msg jsonrpc.Message, line []byte) bool {
 			c.lateDiscover = c.lateDiscover || resp.Error == nil
 		}
 		c.mu.Unlock()
-		select {
-		case c.lateReply <- struct{}{}:
-		default:
-		}
+		signal(c.lateReply)
 		if why != "" {
 			c.noteNoise(line, why)
 		}

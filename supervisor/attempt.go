@@ -348,9 +348,7 @@ func (a *attempt) connected(r connectResult) (ending, bool) {
 			// remembered era too (a server remembered as modern that now
 			// dies on server/discover), so that a failed guess is dropped
 			// and the next start detects the era again.
-			u.era, u.eraSeen, u.guessed = healthcheck.EraLegacy, false, true
-			// The hint is a guess until a handshake confirms it: not shown yet.
-			u.set(StateStarting, "exited on server/discover; starting once more with the initialize handshake", nil, nil)
+			u.guess(healthcheck.EraLegacy, "exited on server/discover; starting once more with the initialize handshake")
 			return ending{by: endDiedOnDiscover}, true
 		case a.p != nil && !r.deadline && serverClosed(r.err, hcDiag, d) && a.p.waitExit(a.clock, exitReapGrace):
 			// The server closed its end first: its exit code and stderr say why.
@@ -598,16 +596,20 @@ func (a *attempt) guessEra() bool {
 		// same start again would end the same way.
 		return false
 	}
-	// The hint is a guess until a handshake confirms it: not shown yet.
-	u.guessed = true
 	if a.offeredInitialize() {
-		u.era = healthcheck.EraModern
-		u.set(StateStarting, "exited during the handshake, which began with initialize; starting once more with server/discover first (a server of 2026-07-28 alone may end on initialize)", nil, nil)
-		return true
+		u.guess(healthcheck.EraModern, "exited during the handshake, which began with initialize; starting once more with server/discover first (a server of 2026-07-28 alone may end on initialize)")
+	} else {
+		u.guess(healthcheck.EraLegacy, "exited during the handshake, which began with server/discover; starting once more with initialize first")
 	}
-	u.era = healthcheck.EraLegacy
-	u.set(StateStarting, "exited during the handshake, which began with server/discover; starting once more with initialize first", nil, nil)
 	return true
+}
+
+// guess makes era the one the next start tries first, as a guess: not
+// shown until a handshake confirms it, dropped when that start fails too
+// (forgetGuess), and not made again until a handshake, a start or a change.
+func (u *unit) guess(era healthcheck.Era, reason string) {
+	u.era, u.eraSeen, u.guessed = era, false, true
+	u.set(StateStarting, reason, nil, nil)
 }
 
 // LegacyFirst is a Checker that offers initialize first to a server of no
