@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"github.com/godbus/dbus/v5"
 
 	"mcptray/assets"
 	"mcptray/control"
@@ -88,28 +90,69 @@ func needDesktop(t *testing.T) {
 }
 
 type menuItem struct {
-	id    string
-	label string
+	id     string
+	label  string
+	hidden bool
 }
 
-var itemRE = regexp.MustCompile(`\((\d+), \{([^{}]*)\}`)
-var labelRE = regexp.MustCompile(`'label': <'([^']*)'>`)
-
-// trayMenu reads the tray's menu over D-Bus, items in menu order (a
-// submenu's items follow their parent).
+// trayMenu reads the tray's menu over D-Bus, the items a host shows in menu
+// order (a submenu's items follow their parent).
 func trayMenu(pid int) ([]menuItem, error) {
-	out, err := exec.Command("gdbus", "call", "--session", "-d", fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid),
-		"-o", "/StatusNotifierMenu", "-m", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]").CombinedOutput()
+	items, err := trayLayout(pid)
+	return slices.DeleteFunc(items, func(it menuItem) bool { return it.hidden }), err
+}
+
+// trayLayout reads the tray's whole menu over D-Bus, in menu order, hidden
+// items too (an item under a hidden one counts as hidden).
+func trayLayout(pid int) ([]menuItem, error) {
+	conn, err := dbus.SessionBusPrivate()
 	if err != nil {
-		return nil, fmt.Errorf("%v: %s", err, out)
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.Auth(nil); err != nil {
+		return nil, err
+	}
+	if err := conn.Hello(); err != nil {
+		return nil, err
+	}
+	var revision uint32
+	var root dbusLayout
+	err = conn.Object(fmt.Sprintf("org.kde.StatusNotifierItem-%d-1", pid), "/StatusNotifierMenu").
+		Call("com.canonical.dbusmenu.GetLayout", 0, int32(0), int32(-1), []string{}).Store(&revision, &root)
+	if err != nil {
+		return nil, err
 	}
 	var items []menuItem
-	for _, m := range itemRE.FindAllStringSubmatch(string(out), -1) {
-		if l := labelRE.FindStringSubmatch(m[2]); l != nil {
-			items = append(items, menuItem{m[1], l[1]})
+	var walk func(l dbusLayout, hidden bool) error
+	walk = func(l dbusLayout, hidden bool) error {
+		for _, v := range l.Children {
+			var c dbusLayout
+			if err := dbus.Store([]any{v.Value()}, &c); err != nil {
+				return err
+			}
+			h := hidden
+			if vis, ok := c.Props["visible"].Value().(bool); ok && !vis {
+				h = true
+			}
+			if label, ok := c.Props["label"].Value().(string); ok {
+				items = append(items, menuItem{strconv.Itoa(int(c.ID)), label, h})
+			}
+			if err := walk(c, h); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return items, nil
+	return items, walk(root, false)
+}
+
+// dbusLayout is an item of a com.canonical.dbusmenu layout: its id, its
+// properties and its children, each a variant holding a dbusLayout.
+type dbusLayout struct {
+	ID       int32
+	Props    map[string]dbus.Variant
+	Children []dbus.Variant
 }
 
 func clickItem(pid int, id string) error {
@@ -144,6 +187,81 @@ func labelWith(items []menuItem, prefix string) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// TestTrayKeepsItsIdsAsServersChangePlace: a server that goes from the
+// problems to the healthy ones changes no item's id in the real tray menu,
+// and a click on an item of the menu as it was before (a host's menu read
+// before the change) still does what it said.
+func TestTrayKeepsItsIdsAsServersChangePlace(t *testing.T) {
+	needDesktop(t)
+	bin := binaries(t)
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "flaky-may-start")
+	var b strings.Builder
+	exe := filepath.Join(bin, "mcptray")
+	for i := range 6 {
+		fmt.Fprintf(&b, "[servers.demo%d]\ncommand = %q\nargs = [\"serve-demo\"]\n\n", i+1, exe)
+	}
+	fmt.Fprintf(&b, "[servers.flaky]\ncommand = \"sh\"\nargs = [\"-c\", %q]\n",
+		fmt.Sprintf("test -e %s && exec %s serve-demo; echo 'flaky: not yet' >&2; exit 1", flag, exe))
+	cfg := filepath.Join(dir, "servers.toml")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startApp(t, bin, dir, cfg, "--hide")
+	waitMenu(t, a.pid, "6 demos ready and flaky retried", func(items []menuItem) bool {
+		_, ok := labelWith(items, "6 ready")
+		_, bad := labelWith(items, "flaky: retrying")
+		return ok && bad
+	})
+	before, err := trayLayout(a.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := slices.DeleteFunc(slices.Clone(before), func(it menuItem) bool { return it.hidden })
+	f, _ := labelWith(shown, "flaky: retrying")
+	h, _ := labelWith(shown, "Healthy: 6 servers")
+	if f < 0 || h < 0 || f > h {
+		t.Fatalf("flaky is not among the problems, above the healthy servers: %v", shown)
+	}
+	// flaky's own submenu, as a host read it: Restart, then Stop.
+	if shown[f+1].label != "Restart" || shown[f+2].label != "Stop" {
+		t.Fatalf("flaky's submenu: %v", shown[f:])
+	}
+	staleStop := shown[f+2].id
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	after := waitMenu(t, a.pid, "flaky ready among the healthy servers", func(items []menuItem) bool {
+		i, ok := labelWith(items, "flaky: ready")
+		j, _ := labelWith(items, "Healthy: 7 servers")
+		return ok && j >= 0 && i > j
+	})
+	all, err := trayLayout(a.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, it := range all {
+		ids[it.id] = true
+	}
+	for _, it := range before {
+		if !ids[it.id] {
+			t.Errorf("item %s (%q) is gone from the menu after flaky changed place", it.id, it.label)
+		}
+	}
+	if after[0].id != shown[0].id {
+		t.Errorf("Open mcptray was item %s and is now %s", shown[0].id, after[0].id)
+	}
+	// Stop, clicked where flaky was: flaky stops.
+	if err := clickItem(a.pid, staleStop); err != nil {
+		t.Fatal(err)
+	}
+	waitMenu(t, a.pid, "flaky stopped", func(items []menuItem) bool {
+		_, ok := labelWith(items, "flaky: stopped")
+		return ok
+	})
 }
 
 func TestTrayEndToEnd(t *testing.T) {
@@ -224,40 +342,10 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 	if strings.Contains(items[i].label, "restart") {
 		t.Fatalf("demo restarted before we asked: %q", items[i].label)
 	}
-	// The menu is rebuilt from every snapshot (quitter keeps changing), and a
-	// rebuilt menu has new item ids: a click on an id read just before a
-	// rebuild reaches nothing. Click the current Restart until demo shows
-	// it restarted.
-	restarted := func(items []menuItem) bool {
-		j, ok := labelWith(items, "demo: ")
-		return ok && strings.Contains(items[j].label, "restart")
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if err := clickItem(pid, items[i+1].id); err != nil {
-			t.Fatal(err)
-		}
-		wait := time.Now().Add(3 * time.Second)
-		for ; time.Now().Before(wait) && !restarted(items); time.Sleep(100 * time.Millisecond) {
-			items, _ = trayMenu(pid)
-		}
-		if restarted(items) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Restart never took effect: %v", items)
-		}
-		// A menu read while the app sets a new one can come back partial:
-		// read it again.
-		for i, _ = labelWith(items, "demo: "); i < 0 || i+1 >= len(items); i, _ = labelWith(items, "demo: ") {
-			if time.Now().After(deadline) {
-				t.Fatalf("no demo in the tray menu: %v", items)
-			}
-			time.Sleep(100 * time.Millisecond)
-			items, _ = trayMenu(pid)
-		}
-		if items[i+1].label != "Restart" {
-			t.Fatalf("demo's submenu: %v", items)
-		}
+	// The menu keeps its items' ids while quitter keeps changing: one
+	// click on the Restart read above restarts demo.
+	if err := clickItem(pid, items[i+1].id); err != nil {
+		t.Fatal(err)
 	}
 	waitMenu(t, pid, "demo ready after 1 restart", func(items []menuItem) bool {
 		j, ok := labelWith(items, "demo: ready")

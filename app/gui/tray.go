@@ -37,12 +37,18 @@ type trayActions struct {
 var copyClients = func() [][2]string { return nil }
 
 // trayNode is one item of the tray menu. key names what it stands for (a
-// server, an action), so an item keeps its place and its id for as long as
-// it stands for the same thing; only its label or state changes.
+// server in one of its places, an action), so an item keeps its place and
+// its id for as long as it stands for the same thing; only its label or
+// state changes. A hidden item is in the menu but not on screen: every
+// place a server can take (among the problems, among the healthy ones) is
+// in the menu, and the server is shown in one, so a server changing place
+// changes no item's id and a click in a host's menu read before the change
+// still reaches its item.
 type trayNode struct {
 	key      string
 	label    string
 	disabled bool
+	hidden   bool
 	sep      bool
 	isQuit   bool
 	action   func()
@@ -65,6 +71,9 @@ func buildTrayMenu(snap supervisor.Snapshot, clients map[string]int, warning str
 func fyneItems(nodes []trayNode) []*fyne.MenuItem {
 	var out []*fyne.MenuItem
 	for _, n := range nodes {
+		if n.hidden {
+			continue
+		}
 		if n.sep {
 			out = append(out, fyne.NewMenuItemSeparator())
 			continue
@@ -92,22 +101,25 @@ func trayProblem(s *supervisor.ServerState) bool {
 // client sessions (clients, by server name) and a submenu of actions; with
 // more than trayInline servers the problems stay at the top level and the
 // healthy ones go in one submenu. Then the app's own items, Stop all and
-// Quit.
+// Quit. Items that come and go (the warning, the tools held, Stop all, a
+// server's places) are hidden rather than left out: the menu's shape
+// changes only with the set of servers.
 func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string, act trayActions) []trayNode {
-	items := []trayNode{{key: "open", label: "Open mcptray", action: act.openMain}}
-	if warning != "" {
-		items = append(items, trayNode{key: "warning", label: warning, disabled: true})
+	items := []trayNode{
+		{key: "open", label: "Open mcptray", action: act.openMain},
+		{key: "warning", label: warning, disabled: true, hidden: warning == ""},
 	}
 	if len(snap.Servers) > 0 {
 		items = append(items, trayNode{key: "counts", label: countSummary(snap), disabled: true})
 	}
-	if act.held > 0 {
-		items = append(items, trayNode{key: "held", label: heldWords(act.held) + "…", action: act.reviewHeld})
-	}
-	items = append(items, trayNode{sep: true})
+	items = append(items,
+		trayNode{key: "held", label: heldWords(act.held) + "…", action: act.reviewHeld, hidden: act.held == 0},
+		trayNode{sep: true})
 	// Problems first, then the rest, each in config order: a server
 	// changes place only when it becomes or stops being a problem.
-	var problems, healthy []trayNode
+	servers := make([]*supervisor.ServerState, len(snap.Servers))
+	problem := make([]bool, len(snap.Servers))
+	problems := 0
 	for i := range snap.Servers {
 		s := &snap.Servers[i]
 		if n, ok := clients[s.Name]; ok {
@@ -117,38 +129,50 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 			st.Clients = n
 			s = &st
 		}
-		node := trayServer(s, act)
-		if trayProblem(s) {
-			problems = append(problems, node)
-		} else {
-			healthy = append(healthy, node)
+		servers[i], problem[i] = s, trayProblem(s)
+		if problem[i] {
+			problems++
 		}
 	}
-	if len(snap.Servers) <= trayInline {
-		problems, healthy = append(problems, healthy...), nil
+	// place lists every server, shown where show says it is.
+	place := func(prefix string, show func(i, nth int) bool) []trayNode {
+		out := make([]trayNode, 0, len(servers))
+		nth := 0
+		for i, s := range servers {
+			n := trayServer(s, act)
+			n.key = prefix + s.Name
+			n.hidden = !show(i, nth)
+			if problem[i] {
+				nth++
+			}
+			out = append(out, n)
+		}
+		return out
 	}
-	if len(problems) > trayProblemsInline && len(snap.Servers) > trayInline {
-		more := problems[trayProblemsInline:]
-		problems = append(problems[:trayProblemsInline:trayProblemsInline], trayNode{key: "more-problems",
-			label: present.Plural(len(more), "more problem"), children: more})
-	}
-	items = append(items, problems...)
-	if len(healthy) > 0 {
-		items = append(items, trayNode{key: "healthy", label: "Healthy: " + present.Plural(len(healthy), "server"), children: healthy})
+	isProblem := func(i, _ int) bool { return problem[i] }
+	isHealthy := func(i, _ int) bool { return !problem[i] }
+	if len(servers) <= trayInline {
+		items = append(items, place("server:", isProblem)...)
+		items = append(items, place("ok:", isHealthy)...)
+	} else {
+		items = append(items, place("server:", func(i, nth int) bool { return problem[i] && nth < trayProblemsInline })...)
+		more := max(problems-trayProblemsInline, 0)
+		items = append(items,
+			trayNode{key: "more-problems", label: present.Plural(more, "more problem"), hidden: more == 0,
+				children: place("server:", func(i, nth int) bool { return problem[i] && nth >= trayProblemsInline })},
+			trayNode{key: "healthy", label: "Healthy: " + present.Plural(len(servers)-problems, "server"), hidden: problems == len(servers),
+				children: place("server:", isHealthy)})
 	}
 	if len(snap.Servers) == 0 {
 		items = append(items, trayNode{key: "none", label: "No servers configured", disabled: true})
 	}
-	items = append(items,
+	return append(items,
 		trayNode{sep: true},
 		trayNode{key: "check", label: "Check all now", action: act.checkAll},
 		trayNode{key: "reload", label: "Reload config", action: act.reload},
 		trayNode{sep: true},
-	)
-	if act.stopAll != nil {
-		items = append(items, trayNode{key: "stopall", label: "Stop all servers and quit", action: act.stopAll})
-	}
-	return append(items, quitNode(act.quit, act.stopAll != nil))
+		trayNode{key: "stopall", label: "Stop all servers and quit", action: act.stopAll, hidden: act.stopAll == nil},
+		quitNode(act.quit, act.stopAll != nil))
 }
 
 // trayLabel is a server's line in the tray: its state in words; a server
@@ -165,10 +189,11 @@ func trayLabel(s *supervisor.ServerState) string {
 // Restart is greyed out when there is nothing to restart).
 func trayServer(s *supervisor.ServerState, act trayActions) trayNode {
 	name := s.Name
-	var sub []trayNode
-	if needsSignIn(s) && act.signIn != nil {
-		sub = append(sub, trayNode{key: "signin", label: "Sign in…", action: func() { act.signIn(name) }})
+	signIn := trayNode{key: "signin", label: "Sign in…", hidden: !needsSignIn(s) || act.signIn == nil}
+	if act.signIn != nil {
+		signIn.action = func() { act.signIn(name) }
 	}
+	sub := []trayNode{signIn}
 	running := s.State.Alive() || s.State == supervisor.StateBackoff
 	sub = append(sub, trayNode{key: "restart", label: "Restart", disabled: !running, action: func() { act.restart(name) }})
 	if running {

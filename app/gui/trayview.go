@@ -12,10 +12,14 @@ import (
 // through the systray the Fyne driver runs. Fyne's own SetSystemTrayMenu
 // removes every item and adds it again, with new ids, on each call: a tray
 // host then re-reads the whole menu, and a click on an id it read just
-// before is lost. trayView changes only the items whose label or state
-// changed, so ids stay; it rebuilds the menu only when its shape changes (a
-// server added, removed, or moved between the problems and the healthy
-// ones). Changes are coalesced to one update every minGap. UI thread only.
+// before is lost (a host busy or starved of CPU can show a menu it read
+// seconds ago). trayView changes only the items whose label or state
+// changed, so ids stay; it rebuilds the menu only when its shape changes,
+// which the model keeps to a change in the set of servers (a server moving
+// between the problems and the healthy ones is hidden in one place and
+// shown in the other). A hidden item's submenu is made the first time the
+// item is shown, so the places a server never takes cost one item each.
+// Changes are coalesced to one update every minGap. UI thread only.
 type trayView struct {
 	started bool
 	ready   bool                  // Fyne's systray is up and has reset the menu: the items are ours
@@ -37,6 +41,8 @@ type trayEntry struct {
 	item     *systray.MenuItem
 	label    string
 	disabled bool
+	hidden   bool
+	built    bool // its submenu's items are made: it has been shown
 	action   func()
 }
 
@@ -103,6 +109,12 @@ func (v *trayView) flush() {
 			path := prefix + n.key
 			e := v.items[path]
 			e.action = n.action
+			if n.hidden && e.hidden {
+				// Off screen it stays as it was (each change is a
+				// signal every host acts on); it is brought up to
+				// date as it is shown.
+				continue
+			}
 			if e.label != n.label {
 				e.label = n.label
 				e.item.SetTitle(n.label)
@@ -117,7 +129,22 @@ func (v *trayView) flush() {
 				}
 				changed = true
 			}
-			walk(n.children, path+"/")
+			if !e.built && !n.hidden {
+				v.add(n.children, e.item, path+"/")
+				e.built = true
+				changed = true
+			} else if e.built {
+				walk(n.children, path+"/")
+			}
+			if e.hidden != n.hidden {
+				e.hidden = n.hidden
+				if n.hidden {
+					e.item.Hide()
+				} else {
+					e.item.Show()
+				}
+				changed = true
+			}
 		}
 	}
 	walk(model, "")
@@ -177,10 +204,15 @@ func (v *trayView) add(nodes []trayNode, parent *systray.MenuItem, prefix string
 		if n.disabled {
 			item.Disable()
 		}
-		e := &trayEntry{item: item, label: n.label, disabled: n.disabled, action: n.action}
+		if n.hidden {
+			item.Hide()
+		}
+		e := &trayEntry{item: item, label: n.label, disabled: n.disabled, hidden: n.hidden, built: !n.hidden, action: n.action}
 		path := prefix + n.key
 		v.items[path] = e
-		v.add(n.children, item, path+"/")
+		if e.built {
+			v.add(n.children, item, path+"/")
+		}
 		go v.listen(e, v.gen)
 	}
 }
