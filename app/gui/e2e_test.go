@@ -190,53 +190,66 @@ func labelWith(items []menuItem, prefix string) (int, bool) {
 }
 
 // TestTrayKeepsItsIdsAsServersChangePlace: a server that goes from the
-// problems to the healthy ones changes no item's id in the real tray menu,
+// healthy ones to the problems changes no item's id in the real tray menu,
 // and a click on an item of the menu as it was before (a host's menu read
 // before the change) still does what it said.
 func TestTrayKeepsItsIdsAsServersChangePlace(t *testing.T) {
 	needDesktop(t)
 	bin := binaries(t)
 	dir := t.TempDir()
-	flag := filepath.Join(dir, "flaky-may-start")
+	broken := filepath.Join(dir, "flaky-fails")
 	var b strings.Builder
 	exe := filepath.Join(bin, "mcptray")
 	for i := range 6 {
 		fmt.Fprintf(&b, "[servers.demo%d]\ncommand = %q\nargs = [\"serve-demo\"]\n\n", i+1, exe)
 	}
 	fmt.Fprintf(&b, "[servers.flaky]\ncommand = \"sh\"\nargs = [\"-c\", %q]\n",
-		fmt.Sprintf("test -e %s && exec %s serve-demo; echo 'flaky: not yet' >&2; exit 1", flag, exe))
+		fmt.Sprintf("test -e %s && { echo 'flaky: told to fail' >&2; exit 1; }; exec %s serve-demo", broken, exe))
 	cfg := filepath.Join(dir, "servers.toml")
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := startApp(t, bin, dir, cfg, "--hide")
-	waitMenu(t, a.pid, "6 demos ready and flaky retried", func(items []menuItem) bool {
-		_, ok := labelWith(items, "6 ready")
-		_, bad := labelWith(items, "flaky: retrying")
-		return ok && bad
+	waitMenu(t, a.pid, "7 servers ready", func(items []menuItem) bool {
+		_, ok := labelWith(items, "Healthy: 7 servers")
+		_, flaky := labelWith(items, "flaky: ready")
+		return ok && flaky
 	})
 	before, err := trayLayout(a.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	shown := slices.DeleteFunc(slices.Clone(before), func(it menuItem) bool { return it.hidden })
-	f, _ := labelWith(shown, "flaky: retrying")
-	h, _ := labelWith(shown, "Healthy: 6 servers")
-	if f < 0 || h < 0 || f > h {
-		t.Fatalf("flaky is not among the problems, above the healthy servers: %v", shown)
-	}
-	// flaky's own submenu, as a host read it: Restart, then Stop.
+	f, _ := labelWith(shown, "flaky: ready")
 	if shown[f+1].label != "Restart" || shown[f+2].label != "Stop" {
 		t.Fatalf("flaky's submenu: %v", shown[f:])
 	}
 	staleStop := shown[f+2].id
-	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+	// flaky's process ends, and every start after fails.
+	if err := os.WriteFile(broken, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	after := waitMenu(t, a.pid, "flaky ready among the healthy servers", func(items []menuItem) bool {
-		i, ok := labelWith(items, "flaky: ready")
-		j, _ := labelWith(items, "Healthy: 7 servers")
-		return ok && j >= 0 && i > j
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dc, err := control.Dial(ctx, &control.ClientOptions{Socket: filepath.Join(dir, ".cache", "mcptray", control.SocketName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := dc.FetchSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range snap.Servers {
+		if s.Name == "flaky" {
+			if err := syscall.Kill(s.PID, syscall.SIGKILL); err != nil {
+				t.Fatalf("flaky's process %d: %v", s.PID, err)
+			}
+		}
+	}
+	after := waitMenu(t, a.pid, "flaky among the problems", func(items []menuItem) bool {
+		i, ok := labelWith(items, "flaky: ")
+		j, _ := labelWith(items, "Healthy: 6 servers")
+		return ok && j > i
 	})
 	all, err := trayLayout(a.pid)
 	if err != nil {
@@ -250,6 +263,11 @@ func TestTrayKeepsItsIdsAsServersChangePlace(t *testing.T) {
 		if !ids[it.id] {
 			t.Errorf("item %s (%q) is gone from the menu after flaky changed place", it.id, it.label)
 		}
+	}
+	// Its place among the problems was never shown before: its submenu
+	// is made as it is (Start once it has failed too often to be tried).
+	if i, _ := labelWith(after, "flaky: "); after[i+1].label != "Restart" || after[i+2].label != "Stop" && after[i+2].label != "Start" {
+		t.Errorf("flaky's submenu among the problems: %v", after[i:])
 	}
 	if after[0].id != shown[0].id {
 		t.Errorf("Open mcptray was item %s and is now %s", shown[0].id, after[0].id)
@@ -342,8 +360,7 @@ args = ["-c", "echo 'quitter: nothing to do' >&2; exit 1"]
 	if strings.Contains(items[i].label, "restart") {
 		t.Fatalf("demo restarted before we asked: %q", items[i].label)
 	}
-	// The menu keeps its items' ids while quitter keeps changing: one
-	// click on the Restart read above restarts demo.
+	// One click on the Restart read above restarts demo.
 	if err := clickItem(pid, items[i+1].id); err != nil {
 		t.Fatal(err)
 	}

@@ -729,10 +729,7 @@ func startThirtyInTheTray(t *testing.T) (a *desktopApp, host *exec.Cmd) {
 // TestSessionOpenFromTheTrayHost: "Open mcptray", chosen 20 times in the
 // real tray host's menu (a click on the app's icon, then the menu's first
 // item from the keyboard, as a person picks it) at 30 servers, opens the
-// window every time; Ctrl+W closes it in between. The app's menu keeps its
-// items' ids as servers change state (mute fails its start within the
-// runs), so a host that shows a menu it read before the change still
-// reaches the item.
+// window every time; Ctrl+W closes it in between.
 func TestSessionOpenFromTheTrayHost(t *testing.T) {
 	a, host := startThirtyInTheTray(t)
 	testenv.Eventually(t, 20*time.Second, func() bool { return trayItemsOf(a.pid, registeredItems()) > 0 },
@@ -773,8 +770,13 @@ func TestSessionOpenFromTheTrayHost(t *testing.T) {
 			"run %d: the tray host's menu did not open on a click on the app's icon", run)
 		time.Sleep(100 * time.Millisecond)
 		xdo("key", "Down", "Return")
-		testenv.Eventually(t, 30*time.Second, func() bool { return !hostMenuOpen(host) },
-			"run %d: the tray host's menu stayed open after Down and Return", run)
+		if !testenv.Wait(30*time.Second, func() bool { return !hostMenuOpen(host) }) {
+			t.Errorf("run %d: the tray host's menu stayed open after Down and Return", run)
+			xdo("mousemove", "640", "300", "click", "1") // closes it, for the next run
+			testenv.Eventually(t, 30*time.Second, func() bool { return !hostMenuOpen(host) },
+				"run %d: the tray host's menu stayed open after a click elsewhere", run)
+			continue
+		}
 		// The host has taken the choice and sent it to the app.
 		var id string
 		for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -109,10 +109,15 @@ func (v *trayView) flush() {
 			path := prefix + n.key
 			e := v.items[path]
 			e.action = n.action
-			if n.hidden && e.hidden {
+			if n.hidden {
 				// Off screen it stays as it was (each change is a
 				// signal every host acts on); it is brought up to
-				// date as it is shown.
+				// date as it is shown again.
+				if !e.hidden {
+					e.hidden = true
+					e.item.Hide()
+					changed = true
+				}
 				continue
 			}
 			if e.label != n.label {
@@ -129,20 +134,16 @@ func (v *trayView) flush() {
 				}
 				changed = true
 			}
-			if !e.built && !n.hidden {
+			if e.built {
+				walk(n.children, path+"/")
+			} else {
 				v.add(n.children, e.item, path+"/")
 				e.built = true
 				changed = true
-			} else if e.built {
-				walk(n.children, path+"/")
 			}
-			if e.hidden != n.hidden {
-				e.hidden = n.hidden
-				if n.hidden {
-					e.item.Hide()
-				} else {
-					e.item.Show()
-				}
+			if e.hidden {
+				e.hidden = false
+				e.item.Show()
 				changed = true
 			}
 		}

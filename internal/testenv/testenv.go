@@ -33,15 +33,24 @@ func Need(t testing.TB, what string) {
 // wait longer, never wrong.
 func Eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
 	t.Helper()
+	if !Wait(timeout, cond) {
+		t.Fatalf("after %s: %s", timeout, fmt.Sprintf(format, args...))
+	}
+}
+
+// Wait is Eventually for a test that goes on when cond does not come to
+// hold: it reports whether cond held within timeout.
+func Wait(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	pause := 20 * time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, fmt.Sprintf(format, args...))
+			return false
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 200*time.Millisecond)
 	}
+	return true
 }
 
 // Lazy is a message argument that is read as the message is made: given to
