@@ -117,7 +117,7 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 		trayNode{sep: true})
 	// Problems first, then the rest, each in config order: a server
 	// changes place only when it becomes or stops being a problem.
-	servers := make([]*supervisor.ServerState, len(snap.Servers))
+	servers := make([]trayNode, len(snap.Servers))
 	problem := make([]bool, len(snap.Servers))
 	problems := 0
 	for i := range snap.Servers {
@@ -129,18 +129,18 @@ func trayModel(snap supervisor.Snapshot, clients map[string]int, warning string,
 			st.Clients = n
 			s = &st
 		}
-		servers[i], problem[i] = s, trayProblem(s)
+		servers[i], problem[i] = trayServer(s, act), trayProblem(s)
 		if problem[i] {
 			problems++
 		}
 	}
-	// place lists every server, shown where show says it is.
+	// place lists every server, shown where show says it is (nth counts
+	// the problems before it). The places share each server's submenu.
 	place := func(prefix string, show func(i, nth int) bool) []trayNode {
 		out := make([]trayNode, 0, len(servers))
 		nth := 0
-		for i, s := range servers {
-			n := trayServer(s, act)
-			n.key = prefix + s.Name
+		for i, n := range servers {
+			n.key = prefix + strings.TrimPrefix(n.key, "server:")
 			n.hidden = !show(i, nth)
 			if problem[i] {
 				nth++
